@@ -1,0 +1,75 @@
+"""The end of an episode: grading, the episode outcome and the sealed trajectory."""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.base import Event
+from events.model import ChatMessage
+
+
+class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
+    """The final answer was compared with the ground truth."""
+
+    step: int
+    answer: str | None
+    """The extracted final answer (``None`` when there was none)."""
+    score: float
+    method: str
+    """Grader that decided (``math_verify``, ``reference``, ``none``)."""
+    ground_truth: str | None = None
+    detail: str = ""
+    role: str = "policy"
+    branch: str | None = None
+
+
+class EpisodeEnded(Event, frozen=True, kw_only=True, tag="episode.ended"):
+    """An episode stopped; ``done_reason`` says why."""
+
+    done_reason: str
+    """``answer``, ``max_steps``, ``empty_action``, ``model_failed`` or ``context_length``."""
+    reward: float
+    steps: int
+    invalid_turns: int
+    answer: str | None = None
+    role: str = "policy"
+    branch: str | None = None
+
+
+class Turn(msgspec.Struct, frozen=True, kw_only=True):
+    """One model turn of a trajectory, as a trainer needs it."""
+
+    step: int
+    prompt: list[ChatMessage]
+    """The rendered prompt messages of this turn."""
+    response: str
+    """The model's reply text (reasoning folded in)."""
+    valid: bool = True
+    observation: str | None = None
+    """The tool observation that followed this turn, if any."""
+    prompt_token_ids: list[int] | None = None
+    response_token_ids: list[int] | None = None
+    response_logprobs: list[float] | None = None
+    tool: str | None = None
+
+
+class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"):
+    """A finished rollout with everything a trainer needs; never changes afterwards."""
+
+    problem_id: str
+    group_id: str
+    sample_index: int
+    data_source: str
+    turns: list[Turn]
+    reward: float
+    """Outcome reward of the trajectory (the grade)."""
+    score: float
+    done_reason: str
+    invalid_turns: int
+    model: str
+    policy_version: str | None = None
+    """Version of the policy weights that produced it, when the server reports one."""
+    complete: bool = True
+    """False when the episode ended without a graded answer (model failure etc.)."""
+    role: str = "policy"
+    branch: str | None = None

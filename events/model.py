@@ -1,0 +1,85 @@
+"""Model calls: the request, the reply and the failure are all recorded."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from events.base import Event
+
+ModelFailureKind = Literal[
+    "timeout", "rate_limit", "context_length", "server_error", "bad_response", "connection"
+]
+
+
+class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """One chat message as sent to an OpenAI-compatible server."""
+
+    role: str
+    content: str
+
+
+class SamplingParams(msgspec.Struct, frozen=True, kw_only=True):
+    """Sampling parameters of one call."""
+
+    temperature: float = 0.7
+    top_p: float = 1.0
+    top_k: int = -1
+    """-1 disables top-k (vLLM rejects 0)."""
+    max_tokens: int = 8192
+    seed: int | None = None
+
+
+class TokenUsage(msgspec.Struct, frozen=True, kw_only=True):
+    """Token counts reported by the server."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ModelCallRequested(Event, frozen=True, kw_only=True, tag="model.call_requested"):
+    """A decider asked for one model completion."""
+
+    call_id: str
+    role: str
+    """Which model role answers: ``policy``, ``summarizer``, ``verifier``, ``aggregator``..."""
+    step: int
+    messages: list[ChatMessage]
+    model: str
+    params: SamplingParams = SamplingParams()
+    purpose: str = "act"
+    """Why the call is made (``act``, ``force_answer``, ``summarize``...)."""
+    branch: str | None = None
+
+
+class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
+    """The model answered; reasoning is folded into the text as ``<think>...</think>``."""
+
+    call_id: str
+    role: str
+    step: int
+    text: str
+    model: str
+    finish_reason: str | None = None
+    usage: TokenUsage | None = None
+    latency_ms: float = 0.0
+    attempts: int = 1
+    prompt_token_ids: list[int] | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    purpose: str = "act"
+    branch: str | None = None
+
+
+class ModelCallFailed(Event, frozen=True, kw_only=True, tag="model.call_failed"):
+    """The call did not produce a usable reply after its retries."""
+
+    call_id: str
+    role: str
+    step: int
+    kind: ModelFailureKind
+    message: str
+    attempts: int = 1
+    purpose: str = "act"
+    branch: str | None = None

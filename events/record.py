@@ -1,0 +1,16 @@
+"""An event as stored: its stream sequence and subject."""
+
+from __future__ import annotations
+
+import msgspec
+
+from events.base import Event
+
+
+class Recorded(msgspec.Struct, frozen=True):
+    """An event read back from the log."""
+
+    seq: int
+    """Stream sequence (global order across runs)."""
+    subject: str
+    event: Event

@@ -1,0 +1,1 @@
+"""apollo: handlers layer."""

@@ -1,0 +1,69 @@
+"""The one typed context handed to every handler, with deterministic ids and time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from events.base import Event
+from events.run import RunStarted
+
+E = TypeVar("E", bound=Event)
+
+_ID_NAMESPACE = uuid.UUID("8f0c2d61-5b8e-4f51-9b77-6f3d8a7e2c10")
+
+
+def derive_id(cause_id: str, handler: str, label: str) -> str:
+    """A stable id for output ``label`` of ``handler`` answering event ``cause_id``."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{cause_id}/{handler}/{label}"))
+
+
+@dataclass(frozen=True)
+class Services:
+    """Ports effectors use. Deciders get an empty instance and must not need it."""
+
+    models: Any = None
+    """A :class:`handlers.ports.ModelRouter`."""
+    tools: Any = None
+    """A :class:`handlers.ports.ToolRunner`."""
+    grader: Any = None
+    """A :class:`handlers.ports.AnswerGrader`."""
+
+
+@dataclass(frozen=True)
+class HandlerContext:
+    """Everything a handler may read, plus factories for its output events.
+
+    ``history`` is the run's events up to and including ``event`` (stream order),
+    so deciders are pure functions of the log.
+    """
+
+    event: Event
+    handler: str
+    history: Sequence[Event] = ()
+    services: Services = field(default_factory=Services)
+    wall_clock: bool = False
+    """Effectors stamp outputs with the wall clock; deciders reuse the input's time."""
+
+    def new(self, event_type: type[E], label: str, **fields: Any) -> E:
+        """Build an output event answering the input, with a deterministic id."""
+        cause = self.event
+        occurred_at = datetime.now(UTC) if self.wall_clock else cause.occurred_at
+        return event_type(
+            event_id=derive_id(cause.event_id, self.handler, label),
+            run_id=fields.pop("run_id", cause.run_id),
+            occurred_at=occurred_at,
+            causation_id=cause.event_id,
+            correlation_id=cause.correlation_id or cause.event_id,
+            **fields,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The run settings recorded in ``RunStarted`` (empty before it)."""
+        for event in self.history:
+            if isinstance(event, RunStarted):
+                return event.settings
+        return {}

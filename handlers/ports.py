@@ -1,0 +1,96 @@
+"""Protocols the handlers need from the outside world; the engine provides adapters.
+
+Handlers never import the engine: effectors receive these ports through the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from events.model import ChatMessage, ModelFailureKind, SamplingParams, TokenUsage
+
+
+class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
+    """What a model client returns on success."""
+
+    text: str
+    """Reply text with reasoning folded in as ``<think>...</think>``."""
+    model: str
+    finish_reason: str | None = None
+    usage: TokenUsage | None = None
+    latency_ms: float = 0.0
+    attempts: int = 1
+    prompt_token_ids: list[int] | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+
+
+class ModelError(Exception):
+    """A model call failed for good (after retries); ``kind`` classifies it."""
+
+    def __init__(self, kind: ModelFailureKind, message: str, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.kind: ModelFailureKind = kind
+        self.message = message
+        self.attempts = attempts
+
+
+class ModelClient(Protocol):
+    """One chat completion against a configured endpoint."""
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], params: SamplingParams
+    ) -> ModelReply:
+        """Return the reply or raise :class:`ModelError`."""
+        ...
+
+
+class ModelRouter(Protocol):
+    """Finds the client for a role (and optional branch) of a run."""
+
+    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> ModelClient:
+        """The client that serves ``role`` for a run with these recorded settings."""
+        ...
+
+
+class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool returns: the JSON text shown to the model and a 0/1 score."""
+
+    text: str
+    score: float
+
+
+class ToolError(Exception):
+    """The tool could not run at all (unknown tool, infrastructure failure)."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+class ToolRunner(Protocol):
+    """Runs one tool call by name."""
+
+    async def run(self, tool: str, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        """Run ``tool`` on the raw tag body; raise :class:`ToolError` if it cannot run."""
+        ...
+
+
+class Grade(msgspec.Struct, frozen=True, kw_only=True):
+    """A grader's verdict."""
+
+    score: float
+    method: str
+    detail: str = ""
+
+
+class AnswerGrader(Protocol):
+    """Compares an extracted final answer with the ground truth."""
+
+    async def grade(self, answer: str, ground_truth: str, mode: str) -> Grade:
+        """Score ``answer`` against ``ground_truth`` with grading ``mode``."""
+        ...

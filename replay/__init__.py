@@ -1,0 +1,1 @@
+"""apollo: replay layer."""

