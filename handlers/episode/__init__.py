@@ -1,0 +1,1 @@
+"""One reasoning episode: parsing replies, rendering prompts, deciding the next step."""
