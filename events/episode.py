@@ -21,6 +21,8 @@ class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
     detail: str = ""
     role: str = "policy"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class EpisodeEnded(Event, frozen=True, kw_only=True, tag="episode.ended"):
@@ -34,6 +36,8 @@ class EpisodeEnded(Event, frozen=True, kw_only=True, tag="episode.ended"):
     answer: str | None = None
     role: str = "policy"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class Turn(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,3 +77,5 @@ class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"
     """False when the episode ended without a graded answer (model failure etc.)."""
     role: str = "policy"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""

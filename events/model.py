@@ -51,6 +51,8 @@ class ModelCallRequested(Event, frozen=True, kw_only=True, tag="model.call_reque
     purpose: str = "act"
     """Why the call is made (``act``, ``force_answer``, ``summarize``...)."""
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
@@ -70,6 +72,8 @@ class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
     logprobs: list[float] | None = None
     purpose: str = "act"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class ModelCallFailed(Event, frozen=True, kw_only=True, tag="model.call_failed"):
@@ -83,3 +87,5 @@ class ModelCallFailed(Event, frozen=True, kw_only=True, tag="model.call_failed")
     attempts: int = 1
     purpose: str = "act"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""

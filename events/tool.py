@@ -26,6 +26,8 @@ class ActionParsed(Event, frozen=True, kw_only=True, tag="action.parsed"):
     error: str | None = None
     """Why the action is invalid, in words the model is shown."""
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class ToolCallRequested(Event, frozen=True, kw_only=True, tag="tool.call_requested"):
@@ -38,6 +40,8 @@ class ToolCallRequested(Event, frozen=True, kw_only=True, tag="tool.call_request
     input: str
     """The raw body of the tool tag, exactly as the model wrote it."""
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class ToolReturned(Event, frozen=True, kw_only=True, tag="tool.returned"):
@@ -52,6 +56,8 @@ class ToolReturned(Event, frozen=True, kw_only=True, tag="tool.returned"):
     """1.0 when the tool succeeded, 0.0 otherwise (reference semantics)."""
     latency_ms: float = 0.0
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""
 
 
 class ToolFailed(Event, frozen=True, kw_only=True, tag="tool.failed"):
@@ -64,3 +70,5 @@ class ToolFailed(Event, frozen=True, kw_only=True, tag="tool.failed"):
     error: str
     kind: str = "error"
     branch: str | None = None
+    episode: str = "main"
+    """Which episode of the run (evolve runs have several: rounds, verifiers)."""

@@ -1,0 +1,194 @@
+"""Settings: defaults, then a YAML/TOML file, then ``APOLLO_*`` environment variables.
+
+This is the only module that reads the environment. The reference system's config
+keys (``env.config.max_steps``, ``policy_model_cfg``, ``verifier_cfg``, ``run.*``...)
+are translated by :mod:`engine.reference_config` before validation.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from engine.errors import ConfigError
+
+
+class ModelSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One model role's endpoint and sampling parameters."""
+
+    model: str = "scripted:examples/scripted/demo.json"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key: str = "EMPTY"
+    temperature: float = 0.7
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 8192
+    timeout: float = 300.0
+    max_retries: int = 5
+    max_concurrency: int = 64
+    system_prompt: str | None = None
+    return_token_ids: bool = False
+    return_logprobs: bool = False
+
+
+class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How one reasoning episode runs."""
+
+    max_steps: int = 4
+    history_length: int = 4
+    enable_python_code: bool = True
+    enable_local_rag: bool = False
+    python_code_timeout: float = 30.0
+    grading: Literal["math_verify", "reference", "exact"] = "math_verify"
+    force_answer: bool = True
+    """Use the answer-only prompt on the last step."""
+    rag_top_k: int = 3
+
+
+class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    url: str | None = None
+    """None: use (or, for ``apollo up``, start) the embedded server."""
+    store_dir: str | None = None
+    """Embedded server's JetStream store (default: the user's data dir)."""
+    replicas: int | None = None
+    inline_limit: int = 256 * 1024
+    """Event bodies above this many bytes go to the Object Store."""
+    max_event_bytes: int = 8 * 1024 * 1024
+
+
+class WorkerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    concurrency: int = 64
+    max_deliveries: int = 5
+    workers: int = 1
+
+
+class LogSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    json: bool = False
+    level: str = "info"
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Everything the engine reads, built once in :func:`load_settings`."""
+
+    nats: NatsSettings = NatsSettings()
+    models: dict[str, ModelSettings] = {}
+    """Per role: ``policy``, ``summarizer``, ``verifier``, ``aggregator``; missing roles use policy."""
+    episode: EpisodeSettings = EpisodeSettings()
+    evolve: dict[str, Any] = {}
+    branches: list[dict[str, Any]] = []
+    worker: WorkerSettings = WorkerSettings()
+    log: LogSettings = LogSettings()
+    data_dir: str | None = None
+
+    def model_for(self, role: str) -> ModelSettings:
+        return self.models.get(role) or self.models.get("policy") or ModelSettings()
+
+    def run_settings(self) -> dict[str, Any]:
+        """The part of the settings a run records in ``RunStarted`` (what deciders read)."""
+        models = {role: msgspec.to_builtins(self.model_for(role)) for role in self.models}
+        models.setdefault("policy", msgspec.to_builtins(self.model_for("policy")))
+        for model in models.values():
+            model.pop("api_key", None)  # secrets never go into the log
+        return {
+            "episode": msgspec.to_builtins(self.episode),
+            "models": models,
+            "evolve": dict(self.evolve),
+            "branches": list(self.branches),
+        }
+
+
+ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "APOLLO_NATS_URL": ("nats", "url"),
+    "APOLLO_NATS_STORE_DIR": ("nats", "store_dir"),
+    "APOLLO_MODEL_URL": ("models", "policy", "base_url"),
+    "APOLLO_MODEL": ("models", "policy", "model"),
+    "APOLLO_API_KEY": ("models", "policy", "api_key"),
+    "APOLLO_LOG_JSON": ("log", "json"),
+    "APOLLO_LOG_LEVEL": ("log", "level"),
+    "APOLLO_DATA_DIR": ("data_dir",),
+    "APOLLO_WORKERS": ("worker", "workers"),
+}
+
+
+def load_settings(
+    path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Defaults <- file <- environment <- explicit overrides (e.g. CLI flags).
+
+    Raises:
+        ConfigError: unreadable file, unknown key or wrong type; the message names the key.
+    """
+    from engine.reference_config import translate
+
+    environ = os.environ if environ is None else environ
+    raw: dict[str, Any] = translate(read_config_file(Path(path))) if path else {}
+    for name, keys in ENV_KEYS.items():
+        if environ.get(name):
+            _set(raw, keys, environ[name])
+    if overrides:
+        raw = deep_merge(raw, dict(overrides))
+    return validate(raw)
+
+
+def validate(raw: Mapping[str, Any]) -> Settings:
+    """Convert a plain mapping into Settings, naming the offending key on error."""
+    try:
+        return msgspec.convert(dict(raw), Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        msg = f"invalid config: {exc}"
+        raise ConfigError(msg) from exc
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Read a YAML or TOML file into a mapping."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        msg = f"cannot read config file {path}: {exc.strerror or exc}"
+        raise ConfigError(msg) from exc
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        msg = f"config file {path} is not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}"
+        raise ConfigError(msg) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        msg = f"config file {path} must contain a mapping at the top level"
+        raise ConfigError(msg)
+    return data
+
+
+def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` over ``base``, merging nested mappings."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _set(raw: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    node = raw
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    node[keys[-1]] = value
+
+
+def default_data_dir(settings: Settings) -> Path:
+    """Where apollo keeps its state (embedded server store, RAG index...)."""
+    if settings.data_dir:
+        return Path(settings.data_dir).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("apollo"))

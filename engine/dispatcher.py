@@ -1,0 +1,223 @@
+"""Routes each delivered event to its handlers, publishes their outputs, then acks.
+
+Exactly-once recipe: output ids are derived from (input id, handler, label) and
+published with ``Nats-Msg-Id``; outputs already in the run's history are not published
+again; a KV record marks (handler, input) pairs that are done; an effector whose output
+is already recorded is not run again. A crash anywhere leads to a redelivery that
+produces the same outputs, never duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import structlog
+
+from engine.eventlog.port import Delivery, EventLog
+from engine.histories import RunHistories, events_of
+from events.base import Event, is_valid_run_id, tag_of
+from events.codec import UnknownEvent
+from events.run import EventRejected, HandlerFailed, RunFailed
+from events.subjects import parse_subject
+from handlers.context import HandlerContext, Services, derive_id
+from handlers.routes import Route, routes_for
+
+log = structlog.get_logger("apollo.dispatcher")
+
+
+@dataclass(frozen=True)
+class DispatcherSettings:
+    consumer: str = "apollo-workers"
+    concurrency: int = 64
+    """Events handled at once by this worker (model calls spend most time waiting)."""
+    max_deliveries: int = 5
+    """After this many failed deliveries the event is terminated and a failure recorded."""
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    heartbeat: float = 15.0
+    """Seconds between in-progress signals while a handler runs (keeps ack_wait away)."""
+    pull_timeout: float = 1.0
+
+
+class Dispatcher:
+    """One worker's loop over the shared work consumer."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        routes: Sequence[Route],
+        services: Services,
+        settings: DispatcherSettings | None = None,
+    ) -> None:
+        self.log = event_log
+        self.routes = list(routes)
+        self.services = services
+        self.settings = settings or DispatcherSettings()
+        self.histories = RunHistories(event_log)
+        self.handled = 0
+        self._stopping = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Pull and handle until :meth:`stop`; in-flight handlers finish first."""
+        queue = await self.log.work_queue(self.settings.consumer)
+        slots = asyncio.Semaphore(self.settings.concurrency)
+        while not self._stopping.is_set():
+            free = self.settings.concurrency - len(self._tasks)
+            if free <= 0:
+                await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                deliveries = await queue.pull(min(free, 256), self.settings.pull_timeout)
+            except Exception as exc:  # noqa: BLE001 - keep serving through broker hiccups
+                log.warning("pull_failed", error=str(exc))
+                await asyncio.sleep(0.5)
+                continue
+            for delivery in deliveries:
+                task = asyncio.create_task(self._guarded(delivery, slots))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+
+    async def _guarded(self, delivery: Delivery, slots: asyncio.Semaphore) -> None:
+        async with slots:
+            try:
+                await self.handle(delivery)
+            except Exception as exc:  # noqa: BLE001 - a worker never dies on one message
+                log.error("delivery_crashed", seq=delivery.seq, error=repr(exc))
+                with contextlib.suppress(Exception):
+                    await delivery.nak(self._backoff(delivery.deliveries))
+
+    async def handle(self, delivery: Delivery) -> None:
+        """Handle one delivery completely: outputs published, then ack (or nak/term)."""
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(stream_seq=delivery.seq, subject=delivery.subject)
+        event = delivery.event
+        if event is None:
+            await self._reject(delivery)
+            return
+        if isinstance(event, UnknownEvent):
+            log.warning("unknown_event_skipped", tag=event.tag)
+            await delivery.ack()
+            return
+        structlog.contextvars.bind_contextvars(
+            run_id=event.run_id, event_id=event.event_id, tag=tag_of(type(event))
+        )
+        try:
+            for route in routes_for(self.routes, type(event)):
+                await self._run_route(route, event, delivery)
+        except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
+            await self._failed(delivery, event, exc)
+            return
+        await delivery.ack()
+        self.handled += 1
+
+    async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
+        key = f"{route.name}.{event.event_id}"
+        if await self.log.was_handled(key):
+            return
+        history = events_of(await self.histories.upto(event.run_id, delivery.seq))
+        caused = {e.event_id for e in history if e.causation_id == event.event_id}
+        if route.kind == "effect" and _already_effected(caused, event, route):
+            await self.log.mark_handled(key)
+            return
+        ctx = HandlerContext(
+            event=event,
+            handler=route.name,
+            history=history if route.needs_history else (),
+            services=self.services if route.kind == "effect" else Services(),
+            wall_clock=route.kind == "effect",
+        )
+        structlog.contextvars.bind_contextvars(handler=route.name)
+        outputs = await self._with_heartbeat(route.handler(event, ctx), delivery)
+        for output in outputs:
+            if output.event_id not in caused:
+                await self.log.append(output)
+        await self.log.mark_handled(key)
+        log.debug("event_handled", outputs=[tag_of(type(o)) for o in outputs])
+
+    async def _with_heartbeat(self, work: object, delivery: Delivery) -> Sequence[Event]:
+        task = asyncio.ensure_future(work)  # type: ignore[arg-type]
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=self.settings.heartbeat)
+            if done:
+                return task.result()
+            with contextlib.suppress(Exception):
+                await delivery.in_progress()
+
+    async def _reject(self, delivery: Delivery) -> None:
+        """Undecodable bytes: record why (on the run's subject when we can tell) and ack."""
+        log.error("event_rejected", reason=delivery.error, seq=delivery.seq)
+        parsed = parse_subject(delivery.subject)
+        run_id = parsed[0] if parsed else None
+        if run_id and is_valid_run_id(run_id) and parsed[1] != "event.rejected":
+            excerpt = delivery.raw[:200].decode("utf-8", errors="replace")
+            rejected = EventRejected(
+                event_id=derive_id(f"seq-{delivery.seq}", "dispatcher", "rejected"),
+                run_id=run_id,
+                occurred_at=_now(),
+                subject=delivery.subject,
+                reason=delivery.error or "undecodable",
+                stream_seq=delivery.seq,
+                excerpt=excerpt,
+            )
+            await self.log.append(rejected)
+        await delivery.ack()
+
+    async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
+        if delivery.deliveries < self.settings.max_deliveries:
+            delay = self._backoff(delivery.deliveries)
+            log.warning("handler_retry", error=repr(exc), deliveries=delivery.deliveries, delay=delay)
+            await delivery.nak(delay)
+            return
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        log.error("handler_gave_up", error=detail, deliveries=delivery.deliveries)
+        failure = HandlerFailed(
+            event_id=derive_id(event.event_id, "dispatcher", "handler-failed"),
+            run_id=event.run_id,
+            occurred_at=_now(),
+            causation_id=event.event_id,
+            correlation_id=event.correlation_id,
+            handler=structlog.contextvars.get_contextvars().get("handler", "?"),
+            failed_event_id=event.event_id,
+            failed_type=tag_of(type(event)),
+            error=detail[:2000],
+            deliveries=delivery.deliveries,
+        )
+        run_failed = RunFailed(
+            event_id=derive_id(event.event_id, "dispatcher", "run-failed"),
+            run_id=event.run_id,
+            occurred_at=_now(),
+            causation_id=failure.event_id,
+            correlation_id=event.correlation_id,
+            reason=f"handler failed on {tag_of(type(event))}: {detail[:300]}",
+        )
+        with contextlib.suppress(Exception):
+            await self.log.append(failure)
+            await self.log.append(run_failed)
+        await delivery.term()
+
+    def _backoff(self, deliveries: int) -> float:
+        return min(self.settings.backoff_max, self.settings.backoff_base * 2 ** max(0, deliveries - 1))
+
+
+def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
+    """An effector records exactly one output; if one exists the effect happened."""
+    return any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
+
+
+EFFECT_LABELS = ("result",)
+"""Effectors label their single output ``result`` so the dispatcher can recognise it."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

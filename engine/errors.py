@@ -1,0 +1,40 @@
+"""Engine errors.
+
+EngineError
+ +-- ConfigError          invalid or missing settings
+ +-- ServerError          the embedded nats-server could not start / was not found
+ +-- ConnectError         NATS unreachable, or a server too old for the engine
+ +-- StreamSetupError     stream/consumer/bucket definitions could not be applied
+ +-- PublishError         an append was not acknowledged
+ +-- RunNotFound          no events recorded for a run id
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Root of every error the engine raises on purpose (shown as one line by the CLI)."""
+
+
+class ConfigError(EngineError):
+    """Settings are invalid; the message names the key."""
+
+
+class ServerError(EngineError):
+    """The embedded nats-server could not be found or started."""
+
+
+class ConnectError(EngineError):
+    """NATS is unreachable or unsuitable."""
+
+
+class StreamSetupError(EngineError):
+    """Stream, consumer or bucket definitions could not be applied."""
+
+
+class PublishError(EngineError):
+    """An event was not acknowledged by the server."""
+
+
+class RunNotFound(EngineError):
+    """No events are recorded for the requested run."""

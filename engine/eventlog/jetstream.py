@@ -1,0 +1,352 @@
+"""The JetStream event log: one stream, KV for bookkeeping, Object Store for big bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext, api
+
+from engine.errors import ConnectError, PublishError, StreamSetupError
+from engine.eventlog.port import Appended, Delivery
+from engine.nats_server import MIN_SERVER_VERSION
+from engine.streams import Definitions
+from events.base import Event
+from events.codec import DecodeError, UnknownEvent, decode, encode
+from events.record import Recorded
+from events.subjects import ALL_RUNS, STREAM, RUN_PREFIX, run_filter, subject_for
+
+PAYLOAD_HEADER = "Apollo-Payload-Sha256"
+"""Set on a stub message whose real body lives in the Object Store under this hash."""
+
+_DIRECT_BATCH = 512
+
+
+class JetStreamEventLog:
+    """Event log on a NATS JetStream server. Build with :meth:`connect`."""
+
+    def __init__(
+        self,
+        nc: Client,
+        js: JetStreamContext,
+        definitions: Definitions,
+        *,
+        inline_limit: int,
+        max_event_bytes: int,
+    ) -> None:
+        self.nc = nc
+        self.js = js
+        self.definitions = definitions
+        self.inline_limit = inline_limit
+        self.max_event_bytes = max_event_bytes
+        self.stream = definitions.stream["name"]
+        self._handled: Any = None
+        self._checkpoints: Any = None
+        self._payloads: Any = None
+        self._queues: dict[str, JetStreamWorkQueue] = {}
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        definitions: Definitions | None = None,
+        inline_limit: int = 256 * 1024,
+        max_event_bytes: int = 8 * 1024 * 1024,
+        replicas: int | None = None,
+        connect_timeout: float = 5.0,
+        name: str = "apollo",
+    ) -> JetStreamEventLog:
+        """Connect, check the server, and apply stream/consumer/bucket definitions."""
+        try:
+            nc = await nats.connect(
+                url,
+                connect_timeout=connect_timeout,
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                name=name,
+            )
+        except (OSError, nats.errors.Error, asyncio.TimeoutError) as exc:
+            msg = f"cannot reach NATS at {url}: {exc or type(exc).__name__}"
+            raise ConnectError(msg) from exc
+        _check_server(nc)
+        log = cls(
+            nc,
+            nc.jetstream(timeout=10.0),
+            definitions or Definitions.load(),
+            inline_limit=min(inline_limit, nc.max_payload - 64 * 1024),
+            max_event_bytes=max_event_bytes,
+        )
+        try:
+            await log._ensure(replicas)
+        except Exception:
+            await nc.close()
+            raise
+        return log
+
+    async def _ensure(self, replicas: int | None) -> None:
+        try:
+            config = self.definitions.stream_config(replicas=replicas)
+            try:
+                await self.js.stream_info(config.name)
+                await self.js.update_stream(config)
+            except nats.js.errors.NotFoundError:
+                await self.js.add_stream(config)
+            for spec in self.definitions.consumers:
+                await self.js.add_consumer(config.name, self.definitions.consumer_config(spec["durable_name"]))
+            buckets = self.definitions.buckets
+            kv_specs = {b["bucket"]: b for b in buckets.get("key_value", [])}
+            self._handled = await self._kv(kv_specs["apollo-handled"], replicas)
+            self._checkpoints = await self._kv(kv_specs["apollo-checkpoints"], replicas)
+            store = buckets["object_store"][0]
+            self._payloads = await self.js.create_object_store(
+                config=api.ObjectStoreConfig(
+                    bucket=store["bucket"], description=store.get("description"),
+                    replicas=replicas or 1, storage=api.StorageType.FILE,
+                )
+            )
+        except (nats.errors.Error, nats.js.errors.Error, KeyError) as exc:
+            msg = f"cannot apply stream definitions: {exc}"
+            raise StreamSetupError(msg) from exc
+
+    async def _kv(self, spec: dict[str, Any], replicas: int | None) -> Any:
+        return await self.js.create_key_value(
+            config=api.KeyValueConfig(
+                bucket=spec["bucket"],
+                description=spec.get("description"),
+                history=spec.get("history", 1),
+                ttl=float(spec["ttl_seconds"]) if spec.get("ttl_seconds") else None,
+                storage=api.StorageType.FILE,
+                replicas=replicas or 1,
+            )
+        )
+
+    # -- writing ---------------------------------------------------------------------
+
+    async def append(self, event: Event) -> Appended:
+        return await self.append_raw(subject_for(event), encode(event), event.event_id)
+
+    async def append_raw(self, subject: str, data: bytes, msg_id: str | None = None) -> Appended:
+        """Publish bytes with ``Nats-Msg-Id``; big bodies go to the Object Store first."""
+        headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
+        if len(data) > self.inline_limit:
+            digest = hashlib.sha256(data).hexdigest()
+            await self._store_payload(digest, data)
+            headers[PAYLOAD_HEADER] = digest
+            data = _stub(data, digest)
+        try:
+            ack = await self.js.publish(subject, data, headers=headers or None, timeout=10.0)
+        except (nats.errors.Error, nats.js.errors.Error, asyncio.TimeoutError) as exc:
+            msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
+            raise PublishError(msg) from exc
+        return Appended(ack.seq, bool(ack.duplicate))
+
+    async def append_many(self, events: Sequence[Event]) -> list[Appended]:
+        return [await self.append(event) for event in events]
+
+    async def _store_payload(self, digest: str, data: bytes) -> None:
+        try:
+            await self._payloads.get_info(digest)
+        except nats.js.errors.ObjectNotFoundError:
+            await self._payloads.put(digest, data)
+
+    # -- reading ---------------------------------------------------------------------
+
+    async def read_run(
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[Recorded]:
+        return [
+            record
+            async for record in self._direct_read(run_filter(run_id), after_seq, upto_seq)
+            if isinstance(record.event, Event)
+        ]
+
+    async def read_all(
+        self, subject_filter: str | None = None, *, after_seq: int = 0
+    ) -> AsyncIterator[Recorded]:
+        async for record in self._direct_read(subject_filter or ALL_RUNS, after_seq, None):
+            if isinstance(record.event, Event):
+                yield record
+
+    async def _direct_read(
+        self, subject_filter: str, after_seq: int, upto_seq: int | None
+    ) -> AsyncIterator[Recorded]:
+        """Batched direct gets: one round trip per batch, no consumer to create."""
+        start = after_seq + 1
+        while True:
+            batch = await self._direct_batch(subject_filter, start)
+            if not batch:
+                return
+            for msg in batch:
+                seq = int(msg.headers["Nats-Sequence"])
+                if upto_seq is not None and seq > upto_seq:
+                    return
+                data = await self._materialize(msg.data, msg.headers)
+                event, _ = _decode_or_error(data)
+                if event is not None:
+                    yield Recorded(seq, msg.headers["Nats-Subject"], event)  # type: ignore[arg-type]
+                start = seq + 1
+            if int(batch[-1].headers.get("Nats-Num-Pending", "0")) == 0:
+                return
+
+    async def _direct_batch(self, subject_filter: str, start: int) -> list[Msg]:
+        inbox = self.nc.new_inbox()
+        sub = await self.nc.subscribe(inbox)
+        try:
+            request = {"seq": start, "next_by_subj": subject_filter, "batch": _DIRECT_BATCH}
+            await self.nc.publish(
+                f"$JS.API.DIRECT.GET.{self.stream}", json.dumps(request).encode(), reply=inbox
+            )
+            out: list[Msg] = []
+            while True:
+                msg = await sub.next_msg(timeout=10.0)
+                status = (msg.headers or {}).get("Status")
+                if status:
+                    return out
+                out.append(msg)
+        finally:
+            await sub.unsubscribe()
+
+    async def _materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
+        digest = (headers or {}).get(PAYLOAD_HEADER)
+        if not digest:
+            return data
+        result = await self._payloads.get(digest)
+        return bytes(result.data or b"")
+
+    async def run_ids(self) -> list[str]:
+        info = await self.js.stream_info(self.stream, subjects_filter=f"{RUN_PREFIX}.*.problem.submitted")
+        subjects = info.state.subjects or {}
+        return [subject.split(".")[2] for subject in subjects]
+
+    async def last_seq(self) -> int:
+        info = await self.js.stream_info(self.stream)
+        return int(info.state.last_seq)
+
+    # -- work queue ------------------------------------------------------------------
+
+    async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
+        queue = self._queues.get(consumer)
+        if queue is None:
+            sub = await self.js.pull_subscribe_bind(durable=consumer, stream=self.stream)
+            queue = self._queues[consumer] = JetStreamWorkQueue(self, sub)
+        return queue
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    async def mark_handled(self, key: str) -> None:
+        await self._handled.put(_kv_key(key), b"1")
+
+    async def was_handled(self, key: str) -> bool:
+        try:
+            await self._handled.get(_kv_key(key))
+        except nats.js.errors.KeyNotFoundError:
+            return False
+        return True
+
+    async def put_checkpoint(self, name: str, data: bytes) -> None:
+        if len(data) > self.inline_limit:
+            digest = hashlib.sha256(data).hexdigest()
+            await self._store_payload(digest, data)
+            data = json.dumps({PAYLOAD_HEADER: digest}).encode()
+        await self._checkpoints.put(_kv_key(name), data)
+
+    async def get_checkpoint(self, name: str) -> bytes | None:
+        try:
+            entry = await self._checkpoints.get(_kv_key(name))
+        except nats.js.errors.KeyNotFoundError:
+            return None
+        data = bytes(entry.value or b"")
+        if data.startswith(b'{"' + PAYLOAD_HEADER.encode()):
+            digest = json.loads(data)[PAYLOAD_HEADER]
+            return await self._materialize(b"", {PAYLOAD_HEADER: digest})
+        return data
+
+    async def close(self) -> None:
+        if not self.nc.is_closed:
+            await self.nc.drain()
+
+
+class JetStreamWorkQueue:
+    """A durable pull consumer shared by every worker process."""
+
+    def __init__(self, log: JetStreamEventLog, sub: JetStreamContext.PullSubscription) -> None:
+        self.log = log
+        self.sub = sub
+
+    async def pull(self, batch: int, timeout: float) -> list[Delivery]:
+        try:
+            msgs = await self.sub.fetch(batch, timeout=timeout)
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+            return []
+        return [await self._delivery(msg) for msg in msgs]
+
+    async def _delivery(self, msg: Msg) -> Delivery:
+        meta = msg.metadata
+        try:
+            data = await self.log._materialize(msg.data, msg.headers)
+        except Exception as exc:  # noqa: BLE001 - a missing payload becomes a rejected event
+            data, error, event = msg.data, f"payload not found: {exc}", None
+        else:
+            event, error = _decode_or_error(data)
+            if event is not None and len(data) > self.log.max_event_bytes:
+                event, error = None, f"event of {len(data)} bytes exceeds the limit of {self.log.max_event_bytes}"
+
+        async def nak(delay: float | None = None) -> None:
+            await msg.nak(delay=delay)
+
+        return Delivery(
+            seq=meta.sequence.stream,
+            subject=msg.subject,
+            deliveries=meta.num_delivered,
+            event=event,
+            error=error,
+            raw=data,
+            _ack=msg.ack,
+            _nak=nak,
+            _term=msg.term,
+            _progress=msg.in_progress,
+        )
+
+
+def _check_server(nc: Client) -> None:
+    version = nc.connected_server_version
+    found = (version.major, version.minor, version.patch)
+    if found < MIN_SERVER_VERSION:
+        wanted = ".".join(map(str, MIN_SERVER_VERSION))
+        msg = (
+            f"nats-server {'.'.join(map(str, found))} is too old: apollo needs >= {wanted} "
+            "(older servers silently ignore settings the engine uses)"
+        )
+        raise ConnectError(msg)
+    if not nc._server_info.get("jetstream"):  # noqa: SLF001 - no public accessor in nats-py
+        msg = "the NATS server does not have JetStream enabled (start it with -js)"
+        raise ConnectError(msg)
+
+
+def _stub(data: bytes, digest: str) -> bytes:
+    """The small body published in place of a big one."""
+    return json.dumps({"payload_sha256": digest, "size": len(data)}).encode()
+
+
+def _kv_key(key: str) -> str:
+    """KV keys allow [-/_=.a-zA-Z0-9]; hash anything else."""
+    if all(c.isalnum() or c in "-_=." for c in key) and len(key) < 200:
+        return key
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _decode_or_error(data: bytes) -> tuple[Event | UnknownEvent | None, str | None]:
+    try:
+        return decode(data), None
+    except DecodeError as exc:
+        return None, str(exc)

@@ -1,0 +1,184 @@
+"""An in-memory event log with the same contract as the JetStream one (tests, local replay)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from engine.eventlog.port import Appended, Delivery
+from engine.eventlog.subject_match import subject_matches
+from events.base import Event
+from events.codec import DecodeError, UnknownEvent, decode, encode
+from events.record import Recorded
+from events.run import ProblemSubmitted
+from events.subjects import ALL_RUNS, parse_subject, subject_for
+
+
+class InMemoryEventLog:
+    """Keeps encoded events in a list; decoding on read mirrors the real log."""
+
+    def __init__(self, *, max_deliver: int = -1) -> None:
+        self._messages: list[tuple[str, bytes]] = []
+        self._ids: dict[str, int] = {}
+        self._handled: set[str] = set()
+        self._checkpoints: dict[str, bytes] = {}
+        self._consumers: dict[str, _Consumer] = {}
+        self._new_message = asyncio.Condition()
+        self.max_deliver = max_deliver
+
+    async def append(self, event: Event) -> Appended:
+        existing = self._ids.get(event.event_id)
+        if existing is not None:
+            return Appended(existing, duplicate=True)
+        return await self.append_raw(subject_for(event), encode(event), event.event_id)
+
+    async def append_raw(self, subject: str, data: bytes, msg_id: str | None = None) -> Appended:
+        """Store raw bytes as a foreign client would publish them (tests of bad input)."""
+        if msg_id is not None and msg_id in self._ids:
+            return Appended(self._ids[msg_id], duplicate=True)
+        self._messages.append((subject, data))
+        seq = len(self._messages)
+        if msg_id is not None:
+            self._ids[msg_id] = seq
+        async with self._new_message:
+            self._new_message.notify_all()
+        return Appended(seq, duplicate=False)
+
+    async def append_many(self, events: Sequence[Event]) -> list[Appended]:
+        return [await self.append(event) for event in events]
+
+    async def read_run(
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[Recorded]:
+        records = []
+        for seq in range(after_seq + 1, (upto_seq or len(self._messages)) + 1):
+            subject, data = self._messages[seq - 1]
+            parsed = parse_subject(subject)
+            if parsed is None or parsed[0] != run_id:
+                continue
+            record = _decode_record(seq, subject, data)
+            if record is not None:
+                records.append(record)
+        return records
+
+    async def read_all(
+        self, subject_filter: str | None = None, *, after_seq: int = 0
+    ) -> AsyncIterator[Recorded]:
+        pattern = subject_filter or ALL_RUNS
+        for seq in range(after_seq + 1, len(self._messages) + 1):
+            subject, data = self._messages[seq - 1]
+            if subject_matches(pattern, subject):
+                record = _decode_record(seq, subject, data)
+                if record is not None:
+                    yield record
+
+    async def run_ids(self) -> list[str]:
+        found: dict[str, None] = {}
+        for subject, _ in self._messages:
+            parsed = parse_subject(subject)
+            if parsed and parsed[1] == "problem.submitted":
+                found.setdefault(parsed[0])
+        return list(found)
+
+    async def last_seq(self) -> int:
+        return len(self._messages)
+
+    async def work_queue(self, consumer: str) -> _MemoryWorkQueue:
+        state = self._consumers.setdefault(consumer, _Consumer(ALL_RUNS))
+        return _MemoryWorkQueue(self, state)
+
+    def _next_delivery(self, state: _Consumer) -> Delivery | None:
+        seq = self._next_seq(state)
+        if seq is None:
+            return None
+        state.counts[seq] = state.counts.get(seq, 0) + 1
+        subject, data = self._messages[seq - 1]
+        event, error = _decode_or_error(data)
+
+        async def ack() -> None:
+            state.acked.add(seq)
+
+        async def nak(delay: float | None = None) -> None:
+            if self.max_deliver < 0 or state.counts[seq] < self.max_deliver:
+                state.redeliver.append(seq)
+            async with self._new_message:
+                self._new_message.notify_all()
+
+        async def term() -> None:
+            state.acked.add(seq)
+
+        async def progress() -> None:
+            return None
+
+        return Delivery(seq, subject, state.counts[seq], event, error, data, ack, nak, term, progress)
+
+    def _next_seq(self, state: _Consumer) -> int | None:
+        if state.redeliver:
+            return state.redeliver.pop(0)
+        while state.cursor < len(self._messages):
+            state.cursor += 1
+            if subject_matches(state.pattern, self._messages[state.cursor - 1][0]):
+                return state.cursor
+        return None
+
+    async def mark_handled(self, key: str) -> None:
+        self._handled.add(key)
+
+    async def was_handled(self, key: str) -> bool:
+        return key in self._handled
+
+    async def put_checkpoint(self, name: str, data: bytes) -> None:
+        self._checkpoints[name] = data
+
+    async def get_checkpoint(self, name: str) -> bytes | None:
+        return self._checkpoints.get(name)
+
+    async def close(self) -> None:
+        return None
+
+
+class _MemoryWorkQueue:
+    def __init__(self, log: InMemoryEventLog, state: _Consumer) -> None:
+        self.log = log
+        self.state = state
+
+    async def pull(self, batch: int, timeout: float) -> list[Delivery]:
+        out: list[Delivery] = []
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(out) < batch:
+            delivery = self.log._next_delivery(self.state)  # noqa: SLF001 - same module family
+            if delivery is not None:
+                out.append(delivery)
+                continue
+            remaining = deadline - asyncio.get_running_loop().time()
+            if out or remaining <= 0:
+                break
+            async with self.log._new_message:  # noqa: SLF001
+                try:
+                    await asyncio.wait_for(self.log._new_message.wait(), remaining)  # noqa: SLF001
+                except TimeoutError:
+                    break
+        return out
+
+
+class _Consumer:
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.cursor = 0
+        self.redeliver: list[int] = []
+        self.counts: dict[int, int] = {}
+        self.acked: set[int] = set()
+
+
+def _decode_or_error(data: bytes) -> tuple[Event | UnknownEvent | None, str | None]:
+    try:
+        return decode(data), None
+    except DecodeError as exc:
+        return None, str(exc)
+
+
+def _decode_record(seq: int, subject: str, data: bytes) -> Recorded | None:
+    event, _ = _decode_or_error(data)
+    if isinstance(event, Event):
+        return Recorded(seq, subject, event)
+    return None

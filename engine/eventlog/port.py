@@ -1,0 +1,112 @@
+"""The event log contract shared by the JetStream adapter and the in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from events.base import Event
+from events.codec import UnknownEvent
+from events.record import Recorded
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Where an append landed; ``duplicate`` when the event id was already stored."""
+
+    seq: int
+    duplicate: bool
+
+
+@dataclass
+class Delivery:
+    """One message handed to a worker by a durable consumer.
+
+    Exactly one of ``event`` / ``error`` is set: ``error`` says why the bytes could
+    not be decoded (malformed JSON, missing fields, oversized...).
+    """
+
+    seq: int
+    subject: str
+    deliveries: int
+    event: Event | UnknownEvent | None
+    error: str | None
+    raw: bytes
+    _ack: object
+    _nak: object
+    _term: object
+    _progress: object
+
+    async def ack(self) -> None:
+        await self._ack()  # type: ignore[operator]
+
+    async def nak(self, delay: float | None = None) -> None:
+        await self._nak(delay)  # type: ignore[operator]
+
+    async def term(self) -> None:
+        await self._term()  # type: ignore[operator]
+
+    async def in_progress(self) -> None:
+        await self._progress()  # type: ignore[operator]
+
+
+class WorkQueue(Protocol):
+    """Pulls deliveries from a durable consumer."""
+
+    async def pull(self, batch: int, timeout: float) -> list[Delivery]:
+        """Up to ``batch`` deliveries, waiting at most ``timeout`` seconds for the first."""
+        ...
+
+
+class EventLog(Protocol):
+    """Append-only, ordered, deduplicated storage of events."""
+
+    async def append(self, event: Event) -> Appended:
+        """Store one event; an already stored ``event_id`` is not stored twice."""
+        ...
+
+    async def append_many(self, events: Sequence[Event]) -> list[Appended]:
+        """Store several events in order."""
+        ...
+
+    async def read_run(
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[Recorded]:
+        """A run's events in stream order, optionally a window of sequences."""
+        ...
+
+    def read_all(
+        self, subject_filter: str | None = None, *, after_seq: int = 0
+    ) -> AsyncIterator[Recorded]:
+        """Every event (optionally matching a subject filter) from ``after_seq`` on."""
+        ...
+
+    async def run_ids(self) -> list[str]:
+        """Ids of every run that has a submission recorded."""
+        ...
+
+    async def last_seq(self) -> int:
+        """The stream's last sequence (0 when empty)."""
+        ...
+
+    async def work_queue(self, consumer: str) -> WorkQueue:
+        """The durable work consumer ``consumer`` shared by every worker (at-least-once)."""
+        ...
+
+    async def mark_handled(self, key: str) -> None:
+        """Remember that a handler finished an event (exactly-once bookkeeping)."""
+        ...
+
+    async def was_handled(self, key: str) -> bool:
+        ...
+
+    async def put_checkpoint(self, name: str, data: bytes) -> None:
+        """Store a projection checkpoint (state plus last sequence)."""
+        ...
+
+    async def get_checkpoint(self, name: str) -> bytes | None:
+        ...
+
+    async def close(self) -> None:
+        ...

@@ -1,0 +1,43 @@
+"""A per-worker cache of each run's events, so deciders read history cheaply."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from engine.eventlog.port import EventLog
+from events.base import Event
+from events.record import Recorded
+
+
+class RunHistories:
+    """Keeps each run's recorded prefix; fetches only what is new.
+
+    Events are immutable and ordered by stream sequence, so a cached prefix never goes
+    stale: reading ``(last_seq, upto_seq]`` brings it up to date.
+    """
+
+    def __init__(self, log: EventLog, *, max_runs: int = 2048) -> None:
+        self._log = log
+        self._runs: OrderedDict[str, list[Recorded]] = OrderedDict()
+        self._max_runs = max_runs
+
+    async def upto(self, run_id: str, seq: int) -> list[Recorded]:
+        """The run's events with stream sequence <= ``seq``."""
+        records = self._runs.get(run_id)
+        if records is None:
+            records = []
+            self._runs[run_id] = records
+        self._runs.move_to_end(run_id)
+        last = records[-1].seq if records else 0
+        if last < seq:
+            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=seq)
+            records.extend(record for record in fresh if record.seq > last)
+        while len(self._runs) > self._max_runs:
+            self._runs.popitem(last=False)
+        if records and records[-1].seq > seq:
+            return [record for record in records if record.seq <= seq]
+        return list(records)
+
+
+def events_of(records: list[Recorded]) -> list[Event]:
+    return [record.event for record in records]

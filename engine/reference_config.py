@@ -1,0 +1,186 @@
+"""Accept the reference system's config keys so its example configs keep working.
+
+Reference keys are mapped onto apollo's settings; keys that only steered the
+reference's own plumbing (data preprocessing, output paths...) are accepted and
+ignored; anything else is left in place so validation names it as unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.config import deep_merge
+from engine.errors import ConfigError
+
+APOLLO_SECTIONS = {"nats", "models", "episode", "evolve", "branches", "worker", "log", "data_dir"}
+
+IGNORED_TOP_LEVEL = {"preprocess", "entrypoint_module", "base_config"}
+IGNORED_RUN_KEYS = {"tag", "dataset_name", "file_name", "data_root", "policy_env_num"}
+IGNORED_ENV_KEYS = {"name", "group_n", "seed", "env_name", "resources_per_worker", "rollout"}
+
+EPISODE_KEYS = {
+    "max_steps": "max_steps",
+    "history_length": "history_length",
+    "enable_python_code": "enable_python_code",
+    "enable_local_rag": "enable_local_rag",
+    "python_code_timeout": "python_code_timeout",
+}
+MODEL_KEYS = {
+    "model_name": "model",
+    "model": "model",
+    "base_url": "base_url",
+    "api_key": "api_key",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "max_tokens": "max_tokens",
+    "system_prompt": "system_prompt",
+    "timeout": "timeout",
+    "max_retries": "max_retries",
+}
+
+
+def translate(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Rewrite reference-style keys into apollo's layout; apollo keys pass through."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in IGNORED_TOP_LEVEL:
+            continue
+        if key == "policy_model_cfg":
+            _merge(out, {"models": {"policy": model_settings(value, key)}})
+        elif key == "verifier_cfg":
+            verifier = model_settings(value, key)
+            _merge(out, {"models": {"verifier": verifier, "summarizer": verifier, "aggregator": verifier}})
+        elif key == "default_verifier_cfg":
+            _merge(out, {"evolve": {"default_verifier": model_settings(value, key)}})
+        elif key == "branch_max_workers":
+            _merge(out, {"evolve": {"branch_max_workers": value}})
+        elif key == "branches" and isinstance(value, list):
+            out["branches"] = [_branch(item, index) for index, item in enumerate(value)]
+        elif key == "run" and isinstance(value, Mapping):
+            _merge(out, _run_section(value))
+        elif key == "env" and isinstance(value, Mapping):
+            _merge(out, _env_section(value))
+        else:
+            out[key] = value
+    return out
+
+
+def model_settings(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"invalid config: {where} must be a mapping"
+        raise ConfigError(msg)
+    settings: dict[str, Any] = {}
+    for key, item in value.items():
+        if key not in MODEL_KEYS:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+        settings[MODEL_KEYS[key]] = item
+    return settings
+
+
+def _branch(item: Any, index: int) -> dict[str, Any]:
+    where = f"branches[{index}]"
+    if not isinstance(item, Mapping):
+        msg = f"invalid config: {where} must be a mapping"
+        raise ConfigError(msg)
+    branch: dict[str, Any] = {"branch_id": str(item.get("branch_id", f"branch-{index}"))}
+    for key, value in item.items():
+        if key == "branch_id":
+            continue
+        if key in ("policy_model_cfg", "verifier_cfg"):
+            branch[key.removesuffix("_model_cfg").removesuffix("_cfg")] = model_settings(value, f"{where}.{key}")
+        else:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+    return branch
+
+
+def _run_section(run: Mapping[str, Any]) -> dict[str, Any]:
+    evolve: dict[str, Any] = {}
+    for key, value in run.items():
+        if key in IGNORED_RUN_KEYS:
+            continue
+        if key == "evolving_round":
+            evolve["rounds"] = value
+        elif key == "test_times":
+            evolve["test_times"] = value
+        elif key == "verifier_env_num":
+            evolve["verifiers"] = value
+        else:
+            msg = f"invalid config: unknown key run.{key}"
+            raise ConfigError(msg)
+    return {"evolve": evolve}
+
+
+def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in env.items():
+        if key in IGNORED_ENV_KEYS:
+            continue
+        if key == "config" and isinstance(value, Mapping):
+            _merge(out, _env_section(value))
+        elif key in ("informal_math_evolving", "informal_math", "informal_math_training") and isinstance(value, Mapping):
+            _merge(out, _evolving_section(value, f"env.config.{key}"))
+        elif key in EPISODE_KEYS:
+            _merge(out, {"episode": {EPISODE_KEYS[key]: value}})
+        elif key == "memory_type":
+            _merge(out, {"evolve": {"memory_type": value}})
+        else:
+            msg = f"invalid config: unknown key env.{key}"
+            raise ConfigError(msg)
+    return out
+
+
+def _evolving_section(section: Mapping[str, Any], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if key in ("log_requests", "execution_mode", "rag"):
+            continue
+        if key == "evolving_round":
+            _merge(out, {"evolve": {"rounds": value}})
+        elif key == "enable_verify":
+            _merge(out, {"evolve": {"enable_verify": value}})
+        elif key in EPISODE_KEYS:
+            _merge(out, {"episode": {EPISODE_KEYS[key]: value}})
+        elif key == "memory_type":
+            _merge(out, {"evolve": {"memory_type": value}})
+        elif key == "policy_env" and isinstance(value, Mapping):
+            _merge(out, _role_env(value, f"{where}.{key}", "episode"))
+        elif key == "verifier_env" and isinstance(value, Mapping):
+            _merge(out, {"evolve": {"verifier_episode": _role_env(value, f"{where}.{key}", None)}})
+        elif key == "nd_memory" and isinstance(value, Mapping):
+            if "scored_history_length" in value:
+                _merge(out, {"evolve": {"scored_history_length": value["scored_history_length"]}})
+        elif key == "concurrency" and isinstance(value, Mapping):
+            _merge(out, {"evolve": {k: v for k, v in value.items()}})
+        else:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+    return out
+
+
+def _role_env(section: Mapping[str, Any], where: str, target: str | None) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    memory: dict[str, Any] = {}
+    for key, value in section.items():
+        if key in EPISODE_KEYS:
+            values[EPISODE_KEYS[key]] = value
+        elif key == "memory_type":
+            memory["memory_type"] = value
+        else:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+    if target is None:
+        return {**values, **memory}
+    out: dict[str, Any] = {target: values}
+    if memory:
+        out["evolve"] = memory
+    return out
+
+
+def _merge(out: dict[str, Any], extra: dict[str, Any]) -> None:
+    merged = deep_merge(out, extra)
+    out.clear()
+    out.update(merged)

@@ -1,0 +1,73 @@
+"""Stream, consumer and bucket definitions: read from deploy/streams and applied at start."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nats.js import api
+
+from engine.errors import StreamSetupError
+
+DEFAULT_DEFINITIONS = Path(__file__).resolve().parent.parent / "deploy" / "streams"
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """The parsed definitions; ``stream`` and ``consumers`` map onto nats-py configs."""
+
+    stream: dict[str, Any]
+    consumers: list[dict[str, Any]]
+    buckets: dict[str, Any]
+
+    @classmethod
+    def load(cls, directory: Path | None = None) -> Definitions:
+        folder = directory or DEFAULT_DEFINITIONS
+        try:
+            stream = json.loads((folder / "apollo.json").read_text())
+            consumers = json.loads((folder / "consumers.json").read_text())
+            buckets = json.loads((folder / "buckets.json").read_text())
+        except (OSError, ValueError) as exc:
+            msg = f"cannot read stream definitions in {folder}: {exc}"
+            raise StreamSetupError(msg) from exc
+        return cls(stream, consumers, buckets)
+
+    def stream_config(self, *, replicas: int | None = None) -> api.StreamConfig:
+        spec = self.stream
+        return api.StreamConfig(
+            name=spec["name"],
+            description=spec.get("description"),
+            subjects=spec["subjects"],
+            retention=api.RetentionPolicy(spec.get("retention", "limits")),
+            storage=api.StorageType(spec.get("storage", "file")),
+            discard=api.DiscardPolicy(spec.get("discard", "old")),
+            duplicate_window=float(spec.get("duplicate_window_seconds", 120)),
+            max_bytes=spec.get("max_bytes", -1),
+            max_age=float(spec.get("max_age_seconds", 0)),
+            max_msg_size=spec.get("max_msg_size", -1),
+            allow_direct=spec.get("allow_direct", True),
+            num_replicas=replicas or spec.get("num_replicas", 1),
+        )
+
+    def consumer_config(self, durable: str) -> api.ConsumerConfig:
+        for spec in self.consumers:
+            if spec["durable_name"] == durable:
+                return _consumer_config(spec)
+        msg = f"no consumer named {durable!r} in the definitions"
+        raise StreamSetupError(msg)
+
+
+def _consumer_config(spec: dict[str, Any]) -> api.ConsumerConfig:
+    return api.ConsumerConfig(
+        durable_name=spec["durable_name"],
+        name=spec["durable_name"],
+        description=spec.get("description"),
+        filter_subject=spec.get("filter_subject"),
+        ack_policy=api.AckPolicy(spec.get("ack_policy", "explicit")),
+        ack_wait=float(spec.get("ack_wait_seconds", 30)),
+        max_deliver=spec.get("max_deliver", -1),
+        max_ack_pending=spec.get("max_ack_pending", 1000),
+        deliver_policy=api.DeliverPolicy(spec.get("deliver_policy", "all")),
+    )
