@@ -112,9 +112,17 @@ def _final_tags(accept_report: bool) -> tuple[Literal["report", "answer"], ...]:
     return ("report", "answer") if accept_report else ("answer",)
 
 
-@lru_cache(maxsize=64)
-def _block(tag: str) -> re.Pattern[str]:
-    return re.compile(f"<{tag}>(.*?)</{tag}>", re.IGNORECASE | re.DOTALL)
+def _first_block(text: str, tag: str) -> str | None:
+    """Body of the first complete ``<tag>...</tag>`` block, like a non-greedy search.
+
+    Found with two linear scans instead of a regex, which backtracks quadratically
+    over replies full of unclosed tags.
+    """
+    opened = _open(tag).search(text)
+    if opened is None:
+        return None
+    closed = _close(tag).search(text, opened.end())
+    return None if closed is None else text[opened.end() : closed.start()]
 
 
 @lru_cache(maxsize=64)
@@ -122,18 +130,23 @@ def _open(tag: str) -> re.Pattern[str]:
     return re.compile(f"<{tag}>", re.IGNORECASE)
 
 
+@lru_cache(maxsize=64)
+def _close(tag: str) -> re.Pattern[str]:
+    return re.compile(f"</{tag}>", re.IGNORECASE)
+
+
 def _extract(
     text: str, tools: tuple[str, ...], accept_report: bool
 ) -> tuple[ActionKind, str | None, str]:
     """(kind, tool, stripped body) of the highest-priority complete block."""
     for kind in _final_tags(accept_report):
-        match = _block(kind).search(text)
-        if match:
-            return kind, None, match.group(1).strip()
+        body = _first_block(text, kind)
+        if body is not None:
+            return kind, None, body.strip()
     for tool in tools:
-        match = _block(tool).search(text)
-        if match:
-            return "tool", tool, match.group(1).strip()
+        body = _first_block(text, tool)
+        if body is not None:
+            return "tool", tool, body.strip()
     return "empty", None, ""
 
 
