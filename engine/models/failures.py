@@ -1,0 +1,79 @@
+"""Sorting a failed model call into a :data:`ModelFailureKind` and deciding whether to retry."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import openai
+
+from events.model import ModelFailureKind
+
+CONTEXT_LENGTH_PHRASES = re.compile(
+    r"context length|context_length|maximum context|context window|max(?:imum)? model length"
+    r"|too many tokens|prompt is too long|is too long and exceeds"
+    r"|exceeds the maximum (?:allowed )?(?:length|number of tokens)",
+    re.IGNORECASE,
+)
+"""How vLLM, SGLang, llama.cpp and OpenAI say that a request does not fit the context."""
+
+
+class Failure(NamedTuple):
+    """One classified failure of one attempt."""
+
+    kind: ModelFailureKind
+    retryable: bool
+    message: str
+    retry_after: float | None = None
+    """Seconds the server asked us to wait (``Retry-After``), if it said."""
+
+
+def classify(exc: BaseException) -> Failure:
+    """Classify an exception raised by one attempt of a chat completion call."""
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return Failure("timeout", True, "the model server did not answer in time")
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure("connection", True, f"cannot reach the model server: {_cause(exc)}")
+    if isinstance(exc, openai.APIStatusError):
+        return _classify_status(exc)
+    return Failure("bad_response", False, f"{type(exc).__name__}: {exc}")
+
+
+def _classify_status(exc: openai.APIStatusError) -> Failure:
+    status = exc.status_code
+    text = _status_text(exc)
+    if status == 429:
+        return Failure("rate_limit", True, text, _retry_after(exc))
+    if status >= 500:
+        return Failure("server_error", True, text)
+    if status == 408:
+        return Failure("timeout", True, text)
+    if CONTEXT_LENGTH_PHRASES.search(text):
+        return Failure("context_length", False, text)
+    return Failure("bad_response", False, text)
+
+
+def _status_text(exc: openai.APIStatusError) -> str:
+    """The server's own error message when it gave one, else the SDK's summary."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return f"HTTP {exc.status_code}: {body['message']}"
+    if isinstance(body, str) and body:
+        return f"HTTP {exc.status_code}: {body[:500]}"
+    return str(exc.message)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)

@@ -1,0 +1,131 @@
+"""Finds (and caches) the model client for a role of a run: the :class:`ModelRouter` port.
+
+The model spec decides the kind of client:
+
+* ``scripted:PATH`` serves canned replies from a script file (see
+  :mod:`engine.models.scripted`); a relative ``PATH`` is looked up from the working
+  directory, then from the repository root, so ``scripted:examples/scripted/demo.json``
+  works from anywhere in a checkout.
+* anything else is a served model name on an OpenAI-compatible server.
+
+For the second kind the endpoint comes from the run's recorded settings::
+
+    settings = {
+        "models": {
+            "policy": {                      # the fallback for every other role
+                "base_url": "http://localhost:8000/v1",
+                "model": "qwen3-4b",
+                "api_key": "EMPTY",
+                "timeout": 300.0,            # seconds per attempt
+                "max_retries": 5,            # retries after the first attempt
+                "max_concurrency": 64,       # in-flight requests per base_url
+                "backoff_base": 0.5,
+                "backoff_max": 30.0,
+                "extra_body": {},            # merged into every request body
+                "return_logprobs": False,
+                "return_token_ids": False,   # vLLM's return_token_ids extension
+                "temperature": 0.4,          # sampling keys are ignored here: they travel
+            },                               # in each ModelCallRequested's params
+            "verifier": {"base_url": "http://gpu-2:8000/v1", "model": "qwen3-8b"},
+        }
+    }
+
+A role's mapping is laid over the policy's, so a role only names what differs. The
+``model`` argument of :meth:`ModelRouter.client_for` (the name recorded in the request)
+wins over the settings' ``model``. Missing settings fall back to the reference's
+defaults (``http://localhost:8000/v1``, api key ``EMPTY``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient
+from engine.models.scripted import ScriptedModelClient, ScriptError
+from events.model import ChatMessage, SamplingParams
+from handlers.ports import ModelClient, ModelError, ModelReply
+
+SCRIPTED_PREFIX = "scripted:"
+DEFAULT_BASE_URL = "http://localhost:8000/v1"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+_ENDPOINT_FIELDS = frozenset(ModelEndpoint.__struct_fields__)
+
+
+class UnusableModelClient:
+    """Stands in for a client that could not be built, so the run records why."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:
+        """Always fail with the construction error (no call is made)."""
+        del messages, params
+        raise ModelError("bad_response", self.message)
+
+
+class ModelRouter:
+    """Builds one client per distinct endpoint (or script and role) and reuses it."""
+
+    def __init__(self, *, search_root: Path | None = None) -> None:
+        self._search_root = search_root or _REPO_ROOT
+        self._openai: dict[bytes, OpenAICompatClient] = {}
+        self._scripted: dict[tuple[Path, str], ModelClient] = {}
+
+    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> ModelClient:
+        """The client that serves ``role`` for a run with these recorded settings."""
+        if model.startswith(SCRIPTED_PREFIX):
+            return self._scripted_client(role, model.removeprefix(SCRIPTED_PREFIX))
+        try:
+            endpoint = endpoint_for(role, model, settings)
+        except (msgspec.ValidationError, TypeError) as exc:
+            return UnusableModelClient(f"bad model settings for role {role!r}: {exc}")
+        key = msgspec.json.encode(endpoint)
+        client = self._openai.get(key)
+        if client is None:
+            client = self._openai[key] = OpenAICompatClient(endpoint)
+        return client
+
+    async def close(self) -> None:
+        """Close every HTTP client built so far."""
+        clients, self._openai = list(self._openai.values()), {}
+        for client in clients:
+            await client.close()
+
+    def _scripted_client(self, role: str, spec: str) -> ModelClient:
+        path = self._resolve(spec)
+        key = (path, role)
+        client = self._scripted.get(key)
+        if client is None:
+            try:
+                client = ScriptedModelClient.from_file(path, role=role)
+            except ScriptError as exc:  # not cached: the file may be fixed while we run
+                return UnusableModelClient(str(exc))
+            self._scripted[key] = client
+        return client
+
+    def _resolve(self, spec: str) -> Path:
+        path = Path(spec).expanduser()
+        if path.is_absolute() or path.exists():
+            return path.resolve()
+        fallback = self._search_root / path
+        return fallback.resolve() if fallback.exists() else path.resolve()
+
+
+def endpoint_for(role: str, model: str, settings: Mapping[str, Any]) -> ModelEndpoint:
+    """The endpoint for ``role``: its settings laid over the policy's, ``model`` first."""
+    models = settings.get("models") or {}
+    merged: dict[str, Any] = {"base_url": DEFAULT_BASE_URL}
+    for name in ("policy", role):
+        section = models.get(name) if isinstance(models, Mapping) else None
+        if isinstance(section, Mapping):
+            merged.update({k: v for k, v in section.items() if k in _ENDPOINT_FIELDS})
+    if model:
+        merged["model"] = model
+    merged.setdefault("model", "")
+    if merged.get("api_key") is None:
+        merged["api_key"] = "EMPTY"
+    return msgspec.convert(merged, ModelEndpoint, strict=False)
