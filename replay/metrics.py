@@ -142,7 +142,7 @@ def to_jsonable(report: MetricsReport) -> dict[str, Any]:
 
 def render_table(report: MetricsReport) -> str:
     """A fixed-width text table: one row per data source, a totals row, done reasons."""
-    k = report.k
+    k = report.k or "k"
     headers = ["source", "problems", "samples", "finished", "accuracy"]
     headers += [f"avg@{k}", f"pass@{k}", "tool ok", "tool calls", "mean steps"]
     rows = [_row(name, m) for name, m in report.by_source.items()]
