@@ -40,6 +40,8 @@ _CONSUMED_KEYS: Final = frozenset(
 ) - {"solution"}
 """Fields kept out of metadata; a worked ``solution`` stays in unless it held the answer."""
 _UNSAFE_TOKEN_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]")
+_PLAIN_PART: Final = re.compile(r"[A-Za-z0-9_]+")
+"""Id parts that need no hash: without ``-`` the joined id splits back unambiguously."""
 _BOM: Final = b"\xef\xbb\xbf"
 _MAX_ID_CHARS: Final = 64
 _MAX_RUN_ID_CHARS: Final = 128
@@ -408,7 +410,8 @@ def _joined_id(parts: list[str], suffix: str) -> str:
         msg = f"id parts must be non-empty, got {parts!r}"
         raise ValueError(msg)
     plain = "-".join([*parts, suffix])
-    if all(re.fullmatch(r"[A-Za-z0-9_]+", part) for part in parts) and len(plain) <= 128:
+    is_plain = all(_PLAIN_PART.fullmatch(part) for part in parts)
+    if is_plain and len(plain) <= _MAX_RUN_ID_CHARS:
         return plain
     prefix = "-".join(_UNSAFE_TOKEN_CHARS.sub("_", part) for part in [*parts, suffix])
     tail = f"-h{_digest(json.dumps([*parts, suffix]))}"
