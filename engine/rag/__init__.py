@@ -1,0 +1,26 @@
+"""Offline retrieval over the documentation of the math libraries (the local_rag tool)."""
+
+from __future__ import annotations
+
+from engine.rag.index import Hit
+from engine.rag.kb import KnowledgeBase
+from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
+from engine.rag.prompts import clean_rewrite, rewrite_messages, summary_messages
+from engine.rag.render import render_hits
+from engine.rag.request import RagRequest, RequestProblem, parse_request
+from engine.rag.tool import LocalRagTool
+
+__all__ = [
+    "SUPPORTED_LIBRARIES",
+    "Hit",
+    "KnowledgeBase",
+    "LocalRagTool",
+    "RagRequest",
+    "RequestProblem",
+    "UnknownLibraryError",
+    "clean_rewrite",
+    "parse_request",
+    "render_hits",
+    "rewrite_messages",
+    "summary_messages",
+]

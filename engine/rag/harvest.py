@@ -23,6 +23,7 @@ from engine.rag.libraries import LibrarySpec
 log = logging.getLogger(__name__)
 
 _PRIVATE_PARTS = re.compile(r"(^|\.)(_|tests?($|\.)|testing($|\.)|conftest|benchmarks?($|\.))")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 _SIG_IN_DOC = re.compile(r"^\s*([A-Za-z_][\w.]*\(.*\))")
 _WALK_BUDGET_S = 60.0
 
@@ -196,13 +197,15 @@ def _doc(obj: Any) -> str:
 
 
 def _signature(obj: Any, short_name: str, doc: str) -> str:
+    if inspect.ismodule(obj):
+        return ""
     target = obj.fget if isinstance(obj, property) else obj
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sig = str(inspect.signature(target))
         if sig not in ("(*args, **kwargs)", "(*args, **kw_args)"):
-            return f"{short_name}{sig}"
+            return _ADDRESS.sub(">", f"{short_name}{sig}")
     except (TypeError, ValueError):
         pass
     first = doc.splitlines()[0] if doc else ""
