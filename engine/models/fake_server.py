@@ -194,8 +194,9 @@ class FakeOpenAIServer:
         self, model: str, messages: list[dict[str, Any]], body: dict[str, Any]
     ) -> web.Response:
         prompt_tokens = len(prompt_text(messages).encode())
-        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30
-        if not isinstance(max_tokens, int) or max_tokens < 1:
+        max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+        max_tokens = 1 << 30 if max_tokens is None else max_tokens
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             return error_response(400, f"max_tokens must be at least 1, got {max_tokens!r}")
         if self.max_context is not None and prompt_tokens + max_tokens > self.max_context:
             return context_length_error(self.max_context, prompt_tokens, max_tokens)
