@@ -39,9 +39,46 @@ _SYMPY_SAFE_CHARS: Final = re.compile(r"[0-9A-Za-z+\-*/^().,! \t]*")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z]+")
 _ATTRIBUTE_ACCESS: Final = re.compile(r"[A-Za-z)]\s*\.")
 _SYMPY_NAMES: Final = frozenset(
-    "sqrt cbrt root pi exp log ln sin cos tan cot sec csc asin acos atan acot sinh cosh "
-    "tanh Abs factorial binomial floor ceiling gcd lcm oo zoo Rational Integer Float Max "
-    "Min sign re im gamma".split()
+    [
+        "sqrt",
+        "cbrt",
+        "root",
+        "pi",
+        "exp",
+        "log",
+        "ln",
+        "sin",
+        "cos",
+        "tan",
+        "cot",
+        "sec",
+        "csc",
+        "asin",
+        "acos",
+        "atan",
+        "acot",
+        "sinh",
+        "cosh",
+        "tanh",
+        "Abs",
+        "factorial",
+        "binomial",
+        "floor",
+        "ceiling",
+        "gcd",
+        "lcm",
+        "oo",
+        "zoo",
+        "Rational",
+        "Integer",
+        "Float",
+        "Max",
+        "Min",
+        "sign",
+        "re",
+        "im",
+        "gamma",
+    ]
 )
 _SYMPY_MAX_CHARS: Final = 500
 
