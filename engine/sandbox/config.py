@@ -1,0 +1,58 @@
+"""Sandbox settings and their defaults (documented in docs/sandbox.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+ESSENTIAL = (
+    "pid_namespace",
+    "network_namespace",
+    "mount_namespace",
+    "filesystem_view",
+    "unprivileged_user",
+    "no_new_privs",
+    "empty_environment",
+    "rlimits",
+)
+"""Protections a worker must have unless degraded mode is explicitly allowed."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Limits and pool sizes; every limit applies per call."""
+
+    timeout_s: float = 30.0
+    max_concurrency: int = 4
+    spares: int = 2
+    """Workers forked ahead of time so a call does not wait for fork and set-up."""
+    memory_bytes: int = 2 * GIB
+    """RLIMIT_AS of the worker (its inherited libraries count, about 0.3 GiB)."""
+    cpu_grace_s: float = 1.0
+    """RLIMIT_CPU is the timeout plus this (wall-clock timeout is enforced separately)."""
+    file_size_bytes: int = 16 * MIB
+    scratch_bytes: int = 64 * MIB
+    open_files: int = 256
+    processes: int = 64
+    """RLIMIT_NPROC (threads included), per call: every live worker has its own uid."""
+    max_output_bytes: int = 64 * 1024
+    """Per stream; the rest is dropped behind a visible truncation marker."""
+    kill_output_bytes: int = 8 * MIB
+    """Total output after which the worker is killed (runaway printing)."""
+    max_code_bytes: int = 1 * MIB
+    uid_base: int = 61000
+    """Workers run as uids uid_base .. uid_base + max_concurrency + spares + 2."""
+    landlock: bool = True
+    required: tuple[str, ...] = ESSENTIAL
+    allow_degraded: bool = False
+    """Run even when a required protection is unavailable (never the default)."""
+    start_timeout_s: float = 120.0
+    python: str | None = None
+    """Interpreter for the fork server; defaults to the running one."""
+    extra_python_paths: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0 or self.max_concurrency < 1 or self.spares < 0:
+            raise ValueError("timeout_s > 0, max_concurrency >= 1 and spares >= 0 are required")
