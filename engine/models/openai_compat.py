@@ -88,12 +88,8 @@ class OpenAICompatClient:
         self.endpoint = endpoint
         self._rng = rng or random.Random()
         self._sleep = sleep
-        self._sdk = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            timeout=endpoint.timeout,
-            max_retries=0,
-        )
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:
         """Return the reply, or raise :class:`ModelError` once retries are spent."""
@@ -117,14 +113,31 @@ class OpenAICompatClient:
 
     async def close(self) -> None:
         """Close the HTTP connections."""
-        await self._sdk.close()
+        sdk, loop = self._sdk, self._sdk_loop
+        self._sdk = self._sdk_loop = None
+        # A pool made on another (finished) loop has nothing left that can be closed.
+        if sdk is not None and loop is asyncio.get_running_loop():
+            await sdk.close()
+
+    def _sdk_client(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running loop; its connection pool cannot outlive a loop."""
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._sdk_loop is not loop:
+            self._sdk_loop = loop
+            self._sdk = openai.AsyncOpenAI(
+                base_url=self.endpoint.base_url,
+                api_key=self.endpoint.api_key,
+                timeout=self.endpoint.timeout,
+                max_retries=0,
+            )
+        return self._sdk
 
     async def _attempt(self, request: dict[str, Any]) -> ModelReply:
         endpoint = self.endpoint
         async with endpoint_semaphore(endpoint.base_url, endpoint.max_concurrency):
             # The SDK's timeout is per network operation; this one bounds the whole attempt.
             async with asyncio.timeout(endpoint.timeout):
-                raw = await self._sdk.chat.completions.with_raw_response.create(**request)
+                raw = await self._sdk_client().chat.completions.with_raw_response.create(**request)
                 body = raw.content
         return decode_completion(body, endpoint.model)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 

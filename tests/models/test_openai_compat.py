@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -250,3 +251,20 @@ async def test_concurrency_limit_is_shared_per_base_url(make_client: ClientFacto
     assert len(replies) == 24
     assert 1 < fake.max_in_flight <= 3
     assert fake.requests_by_model == {"fake-model": 12, "other": 12}
+
+
+def test_one_client_works_across_event_loops() -> None:
+    """A client reused by successive asyncio.run calls (CLI commands) keeps working."""
+
+    async def serve_and_call(client: OpenAICompatClient | None) -> OpenAICompatClient:
+        async with FakeOpenAIServer(port=port) as fake:
+            client = client or OpenAICompatClient(ModelEndpoint(base_url=fake.base_url, model="m"))
+            assert (await client.complete(QUESTION, SamplingParams())).text == "ok"
+        return client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = asyncio.run(serve_and_call(None))
+    client = asyncio.run(serve_and_call(client))
+    asyncio.run(client.close())
