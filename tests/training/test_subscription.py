@@ -149,6 +149,7 @@ async def test_waiting_groups_get_heartbeats():
     clock.now = 40.0
     assert await source.fetch(10, 0) == []  # not redelivered
     assert sub.stats.heartbeats >= 1
+    await sub.aclose()
 
 
 async def test_incomplete_group_is_skipped_after_max_wait_with_reason():
