@@ -26,6 +26,7 @@ import asyncio
 import collections
 import contextlib
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -43,7 +44,7 @@ from engine.models.fake_replies import (
     json_response,
     prompt_text,
 )
-from engine.models.scripted import ScriptedModelClient
+from engine.models.scripted import ScriptedModelClient, ScriptError
 from events.model import ChatMessage
 from handlers.ports import ModelError
 
@@ -291,11 +292,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--model", action="append", help="model names listed by /v1/models")
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(
-        args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
-        split_reasoning=args.split_reasoning, max_context=args.max_context,
-        models=args.model or ("fake-model",),
-    )  # fmt: skip
+    try:
+        server = FakeOpenAIServer(
+            args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
+            split_reasoning=args.split_reasoning, max_context=args.max_context,
+            models=args.model or ("fake-model",),
+        )  # fmt: skip
+    except ScriptError as exc:
+        print(f"fake_server: {exc}", file=sys.stderr)
+        return 2
     server.plan(*args.fail)
     asyncio.run(_serve(server))
     return 0

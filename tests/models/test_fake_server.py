@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -126,3 +127,15 @@ async def test_cli_prints_its_url_and_serves_the_script() -> None:
     assert failed == 500 and status == 200
     assert "a, b = 2, 3" in reply["choices"][0]["message"]["content"]  # type: ignore[index]
     assert process.returncode == 0
+
+
+def test_cli_with_a_bad_script_exits_2_with_a_message(tmp_path: Path) -> None:
+    """A broken --script file is reported on stderr with exit status 2, no traceback."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "engine.models.fake_server", "--script", str(bad)],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "bad.json" in done.stderr and "Traceback" not in done.stderr
