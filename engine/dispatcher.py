@@ -133,7 +133,7 @@ class Dispatcher:
         ctx = HandlerContext(
             event=event,
             handler=route.name,
-            history=history if route.needs_history else (),
+            history=history,
             services=self.services if route.kind == "effect" else Services(),
             wall_clock=route.kind == "effect",
         )

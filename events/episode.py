@@ -19,6 +19,8 @@ class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
     """Grader that decided (``math_verify``, ``reference``, ``none``)."""
     ground_truth: str | None = None
     detail: str = ""
+    done_reason: str = "answer"
+    """Why the episode is ending: ``answer`` when graded from an answer, else the stop reason."""
     role: str = "policy"
     branch: str | None = None
     episode: str = "main"

@@ -23,6 +23,8 @@ class ActionParsed(Event, frozen=True, kw_only=True, tag="action.parsed"):
     tool_input: str | None = None
     answer: str | None = None
     """Body of the ``<answer>`` (or ``<report>``) block."""
+    final_answer: str | None = None
+    """The answer that gets graded (e.g. the last ``\\boxed{}`` of the answer block)."""
     error: str | None = None
     """Why the action is invalid, in words the model is shown."""
     branch: str | None = None

@@ -31,6 +31,8 @@ class Services:
     """A :class:`handlers.ports.ToolRunner`."""
     grader: Any = None
     """A :class:`handlers.ports.AnswerGrader`."""
+    settings_for_run: Any = None
+    """``(overrides: dict) -> dict``: the engine's run settings with a run's overrides applied."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,10 @@ class HandlerContext:
             correlation_id=cause.correlation_id or cause.event_id,
             **fields,
         )
+
+    def new_id(self, label: str) -> str:
+        """A deterministic id for something other than an event (call ids...)."""
+        return derive_id(self.event.event_id, self.handler, f"id:{label}")
 
     def settings(self) -> dict[str, Any]:
         """The run settings recorded in ``RunStarted`` (empty before it)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
@@ -109,6 +110,7 @@ class JetStreamEventLog:
             self._checkpoints = await self._kv(kv_specs["apollo-checkpoints"], replicas)
             store = buckets["object_store"][0]
             self._payloads = await self.js.create_object_store(
+                store["bucket"],
                 config=api.ObjectStoreConfig(
                     bucket=store["bucket"], description=store.get("description"),
                     replicas=replicas or 1, storage=api.StorageType.FILE,
@@ -272,8 +274,15 @@ class JetStreamEventLog:
         return data
 
     async def close(self) -> None:
-        if not self.nc.is_closed:
-            await self.nc.drain()
+        """Flush what was published, then close (a pending pull would stall a drain)."""
+        if self.nc.is_closed:
+            return
+        for queue in self._queues.values():
+            with contextlib.suppress(Exception):
+                await queue.sub.unsubscribe()
+        with contextlib.suppress(Exception):
+            await self.nc.flush(timeout=5)
+        await self.nc.close()
 
 
 class JetStreamWorkQueue:

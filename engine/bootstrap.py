@@ -1,0 +1,202 @@
+"""The composition root: settings in, connected log and wired services out."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from engine.config import Settings, default_data_dir, deep_merge, validate
+from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.errors import ConfigError, ConnectError
+from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats_server import NatsServerProcess
+from engine.tools import ToolRegistry
+from handlers.context import Services
+from handlers.table import ROUTES
+
+log = structlog.get_logger("apollo.engine")
+
+STATE_FILE = "engine.json"
+
+
+@dataclass
+class Runtime:
+    """A connected engine: the event log, the services, and the server we own (if any)."""
+
+    settings: Settings
+    log: JetStreamEventLog
+    server: NatsServerProcess | None = None
+    services: Services | None = None
+    closers: list[Any] = field(default_factory=list)
+
+    @property
+    def owns_server(self) -> bool:
+        return self.server is not None
+
+    def wire_services(self) -> Services:
+        if self.services is None:
+            self.services, self.closers = build_services(self.settings)
+        return self.services
+
+    def dispatcher(self, concurrency: int | None = None) -> Dispatcher:
+        worker = self.settings.worker
+        settings = DispatcherSettings(
+            concurrency=concurrency or worker.concurrency, max_deliveries=worker.max_deliveries
+        )
+        return Dispatcher(self.log, ROUTES, self.wire_services(), settings)
+
+    async def close(self) -> None:
+        for closer in reversed(self.closers):
+            with contextlib.suppress(Exception):
+                result = closer()
+                if asyncio.iscoroutine(result):
+                    await result
+        await self.log.close()
+        if self.server is not None:
+            self.server.stop()
+            _clear_state(self.settings, self.server)
+
+
+async def open_runtime(settings: Settings, *, start_server: bool) -> Runtime:
+    """Connect to the configured or running engine; start an embedded server if allowed.
+
+    Raises:
+        ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
+            unreachable.
+    """
+    url = settings.nats.url or running_engine_url(settings)
+    server = None
+    if url is None:
+        if not start_server:
+            msg = "no apollo engine is running: start one with `apollo up` (or set APOLLO_NATS_URL)"
+            raise ConnectError(msg)
+        server = start_embedded_server(settings)
+        url = server.url
+    try:
+        event_log = await JetStreamEventLog.connect(
+            url,
+            inline_limit=settings.nats.inline_limit,
+            max_event_bytes=settings.nats.max_event_bytes,
+            replicas=settings.nats.replicas,
+        )
+    except Exception:
+        if server is not None:
+            server.stop()
+            _clear_state(settings, server)
+        raise
+    return Runtime(settings=settings, log=event_log, server=server)
+
+
+def start_embedded_server(settings: Settings) -> NatsServerProcess:
+    """Start nats-server on a free loopback port over the persistent store dir."""
+    data_dir = default_data_dir(settings)
+    store = Path(settings.nats.store_dir).expanduser() if settings.nats.store_dir else data_dir / "nats"
+    server = NatsServerProcess(store_dir=store).start()
+    state = {"url": server.url, "pid": os.getpid(), "server_pid": server.process.pid if server.process else None,
+             "store_dir": str(store), "started_at": time.time()}
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / STATE_FILE).write_text(json.dumps(state))
+    log.info("embedded_server_started", url=server.url, store_dir=str(store))
+    return server
+
+
+def running_engine_url(settings: Settings) -> str | None:
+    """URL of an embedded server started by another live apollo process, if any."""
+    path = default_data_dir(settings) / STATE_FILE
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    pid = state.get("server_pid")
+    if not isinstance(pid, int) or not _alive(pid):
+        return None
+    url = state.get("url")
+    return url if isinstance(url, str) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clear_state(settings: Settings, server: NatsServerProcess) -> None:
+    path = default_data_dir(settings) / STATE_FILE
+    with contextlib.suppress(OSError, ValueError):
+        state = json.loads(path.read_text())
+        if server.process is not None and state.get("server_pid") == server.process.pid:
+            path.unlink()
+
+
+def build_services(settings: Settings) -> tuple[Services, list[Any]]:
+    """Model router, tools and grader, built once per process."""
+    from engine.grading import ProcessPoolGrader
+    from engine.models.router import ModelRouter
+
+    router = ModelRouter()
+    grader = ProcessPoolGrader()
+    tools = ToolRegistry(build_tools(settings))
+    services = Services(
+        models=KeyedModelRouter(router, settings),
+        tools=tools,
+        grader=grader,
+        settings_for_run=lambda overrides: settings_for_run(settings, overrides),
+    )
+    return services, [router.close, tools.close, grader.close]
+
+
+def build_tools(settings: Settings) -> dict[str, Any]:
+    """The built-in tools, keyed by their tag."""
+    from engine.rag.tool import LocalRagTool
+    from engine.sandbox import PythonCodeTool
+
+    data_dir = default_data_dir(settings)
+    return {"python_code": PythonCodeTool(), "local_rag": LocalRagTool(data_dir=data_dir / "rag")}
+
+
+class KeyedModelRouter:
+    """Adds the live API keys back: recorded run settings never contain secrets."""
+
+    def __init__(self, router: Any, settings: Settings) -> None:
+        self._router = router
+        self._settings = settings
+
+    def client_for(self, role: str, model: str, run_settings: dict[str, Any]) -> Any:
+        models = dict(run_settings.get("models", {}))
+        for name, spec in list(models.items()):
+            models[name] = {**spec, "api_key": self._settings.model_for(name).api_key}
+        models.setdefault("policy", {})
+        models["policy"] = {**models["policy"], "api_key": self._settings.model_for("policy").api_key}
+        return self._router.client_for(role, model, {**run_settings, "models": models})
+
+
+def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The engine's run settings with a submission's overrides laid over (validated)."""
+    base = settings.run_settings()
+    if not overrides:
+        return base
+    if not isinstance(overrides, dict):
+        msg = "config overrides must be a mapping"
+        raise ValueError(msg)
+    merged = deep_merge(base, overrides)
+    try:
+        validate({key: merged[key] for key in ("episode", "models", "evolve", "branches") if key in merged})
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from exc
+    unknown = set(merged) - {"episode", "models", "evolve", "branches"}
+    if unknown:
+        msg = f"unknown override section(s): {', '.join(sorted(unknown))}"
+        raise ValueError(msg)
+    return merged

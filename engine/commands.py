@@ -1,0 +1,130 @@
+"""What the CLI commands do, as async functions over a Runtime (no argument parsing here)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.bootstrap import Runtime
+from engine.errors import RunNotFound
+from events.base import Event, is_valid_run_id
+from events.record import Recorded
+from events.run import ProblemSubmitted, RunCompleted, RunFailed
+
+TERMINAL = (RunCompleted, RunFailed)
+
+
+def new_run_id(prefix: str = "run") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def submission(
+    run_id: str,
+    question: str,
+    *,
+    ground_truth: str | None = None,
+    problem_id: str | None = None,
+    data_source: str = "cli",
+    workflow: str = "reason",
+    config: dict[str, Any] | None = None,
+    group_id: str | None = None,
+    sample_index: int = 0,
+    metadata: dict[str, Any] | None = None,
+) -> ProblemSubmitted:
+    """A ``ProblemSubmitted`` whose event id is the run id (resubmitting is a no-op)."""
+    if not is_valid_run_id(run_id):
+        msg = f"invalid run id {run_id!r}: use letters, digits, '-' and '_' only"
+        raise ValueError(msg)
+    return ProblemSubmitted(
+        event_id=run_id,
+        run_id=run_id,
+        occurred_at=datetime.now(UTC),
+        problem_id=problem_id or run_id,
+        question=question,
+        ground_truth=ground_truth,
+        data_source=data_source,
+        workflow=workflow,
+        config=config or {},
+        group_id=group_id,
+        sample_index=sample_index,
+        metadata=metadata or {},
+    )
+
+
+async def watch_run(
+    runtime: Runtime,
+    run_id: str,
+    on_event: Callable[[Recorded], None] | None = None,
+    *,
+    poll: float = 0.05,
+    timeout: float | None = None,
+) -> list[Recorded]:
+    """Follow a run until it completes or fails; returns all its events."""
+    records: list[Recorded] = []
+    last = 0
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    while True:
+        fresh = await runtime.log.read_run(run_id, after_seq=last)
+        for record in fresh:
+            records.append(record)
+            last = record.seq
+            if on_event is not None:
+                on_event(record)
+        if any(isinstance(r.event, TERMINAL) for r in fresh):
+            return records
+        if deadline is not None and asyncio.get_running_loop().time() > deadline:
+            msg = f"run {run_id} did not finish within {timeout:.0f}s"
+            raise TimeoutError(msg)
+        await asyncio.sleep(poll)
+
+
+async def run_events(runtime: Runtime, run_id: str) -> list[Recorded]:
+    records = await runtime.log.read_run(run_id)
+    if not records:
+        msg = f"unknown run {run_id!r}: no events recorded"
+        raise RunNotFound(msg)
+    return records
+
+
+def outcome(records: list[Recorded]) -> dict[str, Any]:
+    """The summary `apollo solve --json` prints."""
+    from events.episode import AnswerGraded, EpisodeEnded
+
+    result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
+    for record in records:
+        event = record.event
+        if isinstance(event, AnswerGraded) and event.episode == "main":
+            result.update(answer=event.answer, score=event.score, method=event.method)
+        elif isinstance(event, EpisodeEnded) and event.episode == "main":
+            result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
+        elif isinstance(event, RunCompleted):
+            result["status"] = "completed"
+            result.setdefault("done_reason", event.done_reason)
+        elif isinstance(event, RunFailed):
+            result.update(status="failed", reason=event.reason)
+    result.setdefault("status", "running")
+    return result
+
+
+@contextlib.asynccontextmanager
+async def local_workers(runtime: Runtime, enabled: bool):  # noqa: ANN201 - async context manager
+    """Run a dispatcher in this process while the block runs (when no engine is up)."""
+    if not enabled:
+        yield None
+        return
+    dispatcher = runtime.dispatcher()
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        yield dispatcher
+    finally:
+        dispatcher.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+
+
+def events_only(records: list[Recorded]) -> list[Event]:
+    return [record.event for record in records]

@@ -1,0 +1,32 @@
+"""Subcommands contributed by engine modules: each module owns its own parser."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+MODULES = (
+    "engine.sandbox.cli",
+    "engine.rag.cli",
+    "engine.training_cli",
+    "engine.dataset_cli",
+    "engine.doctor",
+    "engine.replay_cli",
+)
+
+
+def registrars() -> list[Callable[[Any], None]]:
+    """The ``register(subparsers)`` function of every module that is present."""
+    found = []
+    for name in MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        register = getattr(module, "register", None)
+        if register is not None:
+            found.append(register)
+    return found

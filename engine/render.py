@@ -1,0 +1,63 @@
+"""Human-readable lines for events (terminal timeline, `apollo solve` progress)."""
+
+from __future__ import annotations
+
+from events.base import Event, tag_of
+from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.record import Recorded
+from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
+
+
+def summary(event: Event, width: int = 100) -> str:
+    """One line saying what the event means."""
+    match event:
+        case ProblemSubmitted():
+            gt = " (ground truth given)" if event.ground_truth is not None else ""
+            return f"problem {event.problem_id} [{event.data_source}] {_clip(event.question, width)}{gt}"
+        case RunStarted():
+            model = event.settings.get("models", {}).get("policy", {}).get("model", "?")
+            return f"workflow {event.workflow}, policy model {model}"
+        case ModelCallRequested():
+            return f"{event.role} step {event.step}: asking {event.model} ({event.purpose})"
+        case ModelResponded():
+            return f"{event.role} step {event.step}: replied in {event.latency_ms:.0f} ms: {_clip(event.text, width)}"
+        case ModelCallFailed():
+            return f"{event.role} step {event.step}: model call failed ({event.kind}): {_clip(event.message, width)}"
+        case ActionParsed():
+            validity = "valid" if event.valid else f"INVALID: {event.error}"
+            return f"step {event.step}: action {event.kind}{' ' + event.tool if event.tool else ''} ({_clip(validity, width)})"
+        case ToolCallRequested():
+            return f"step {event.step}: running {event.tool}: {_clip(event.input, width)}"
+        case ToolReturned():
+            status = "ok" if event.score > 0 else "failed"
+            return f"step {event.step}: {event.tool} {status} in {event.latency_ms:.0f} ms: {_clip(event.result, width)}"
+        case ToolFailed():
+            return f"step {event.step}: {event.tool} could not run: {_clip(event.error, width)}"
+        case AnswerGraded():
+            return f"answer {event.answer!r}: score {event.score:g} by {event.method} ({event.done_reason})"
+        case EpisodeEnded():
+            return f"episode ended: {event.done_reason}, reward {event.reward:g}, {event.steps} steps, {event.invalid_turns} invalid"
+        case TrajectorySealed():
+            return f"trajectory sealed: {len(event.turns)} turns, reward {event.reward:g}"
+        case RunCompleted():
+            return f"run completed: {event.done_reason}, answer {event.answer!r}, score {event.score}"
+        case RunFailed():
+            return f"run failed: {event.reason}"
+        case EventRejected():
+            return f"rejected message at seq {event.stream_seq}: {event.reason}"
+        case HandlerFailed():
+            return f"handler {event.handler} gave up on {event.failed_type}: {_clip(event.error, width)}"
+    return tag_of(type(event))
+
+
+def timeline_line(record: Recorded) -> str:
+    event = record.event
+    stamp = event.occurred_at.strftime("%H:%M:%S.%f")[:-3]
+    return f"{record.seq:>7}  {stamp}  {tag_of(type(event)):<22} {summary(event)}"
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,61 @@
+"""`apollo solve`: submit one problem, stream its steps, print the graded answer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from engine.bootstrap import open_runtime, running_engine_url
+from engine.commands import local_workers, new_run_id, outcome, submission, watch_run
+from engine.config import Settings
+from engine.render import summary
+from events.base import tag_of
+from events.record import Recorded
+
+
+async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """Use a running engine when there is one; otherwise run everything in this process."""
+    engine_running = bool(settings.nats.url or running_engine_url(settings))
+    runtime = await open_runtime(settings, start_server=True)
+    model = settings.model_for("policy").model
+    if not args.json:
+        where = "running engine" if engine_running else "embedded nats-server + in-process workers"
+        label = " (scripted demo model: canned replies, not a real model)" if model.startswith("scripted:") else ""
+        print(f"apollo solve: policy model {model}{label}; {where}", file=sys.stderr)
+    try:
+        async with local_workers(runtime, enabled=not engine_running):
+            run_id = args.run_id or new_run_id("solve")
+            event = submission(run_id, args.question, ground_truth=args.answer,
+                               workflow=args.workflow, config=overrides)
+            await runtime.log.append(event)
+            records = await watch_run(runtime, run_id, None if args.json else _print_step,
+                                      timeout=args.timeout)
+    finally:
+        await runtime.close()
+    result = outcome(records)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        _print_result(result)
+    return 0 if result["status"] == "completed" else 1
+
+
+def _print_step(record: Recorded) -> None:
+    print(f"  [{record.seq:>5}] {tag_of(type(record.event)):<22} {summary(record.event, 120)}", flush=True)
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    print()
+    print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
+    print(f"answer:  {result.get('answer')}")
+    score = result.get("score")
+    if result.get("method") == "ungraded":
+        print("grade:   ungraded (no --answer given)")
+    elif score is not None:
+        verdict = "correct" if score > 0 else "wrong"
+        print(f"grade:   {verdict} (score {score:g}, {result.get('method')})")
+    print(f"steps:   {result.get('steps')}")
+    if result["status"] == "failed":
+        print(f"reason:  {result.get('reason')}")

@@ -1,0 +1,57 @@
+"""The tool runner port: tools registered by tag, each called with the run's settings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from handlers.ports import ToolError, ToolResult
+
+
+class Tool(Protocol):
+    """A tool the model can call with ``<name>...</name>``."""
+
+    name: str
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        ...
+
+
+DISABLED_KEYS = {"python_code": "enable_python_code", "local_rag": "enable_local_rag"}
+
+
+class ToolRegistry:
+    """Implements :class:`handlers.ports.ToolRunner` over registered tools."""
+
+    def __init__(self, tools: Mapping[str, Tool], *, timeout: float = 600.0) -> None:
+        self.tools = dict(tools)
+        self.timeout = timeout
+
+    async def run(self, tool: str, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        implementation = self.tools.get(tool)
+        if implementation is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            msg = f"unknown tool {tool!r} (available: {known})"
+            raise ToolError(msg, kind="unknown_tool")
+        flag = DISABLED_KEYS.get(tool)
+        if flag and not settings.get("episode", {}).get(flag, tool == "python_code"):
+            return disabled_result(tool)
+        try:
+            return await asyncio.wait_for(implementation.run(tool_input, settings), self.timeout)
+        except TimeoutError as exc:
+            msg = f"tool {tool} did not finish within {self.timeout:.0f}s"
+            raise ToolError(msg, kind="timeout") from exc
+
+    async def close(self) -> None:
+        for tool in self.tools.values():
+            closer = getattr(tool, "close", None)
+            if closer is not None:
+                await closer()
+
+
+def disabled_result(tool: str) -> ToolResult:
+    label = {"python_code": "Python code execution", "local_rag": "Local RAG"}.get(tool, tool)
+    text = json.dumps({"result": f"{label} is not enabled.", "status": "disabled"})
+    return ToolResult(text=text, score=0.0)

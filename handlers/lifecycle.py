@@ -1,0 +1,31 @@
+"""Run lifecycle: a submission becomes a started run with its settings recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from events.base import Event
+from events.run import ProblemSubmitted, RunFailed, RunStarted
+from handlers.context import HandlerContext
+
+KNOWN_WORKFLOWS = ("reason", "evolve")
+
+
+async def start_run(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
+    """Record the settings this run will use (engine defaults + the submission's overrides).
+
+    This is an effector: it reads the engine's live configuration, so replay reads its
+    recorded output instead of re-deciding it.
+    """
+    if any(isinstance(e, RunStarted) for e in ctx.history):
+        return []
+    if event.workflow not in KNOWN_WORKFLOWS:
+        return [ctx.new(RunFailed, "result", reason=f"unknown workflow {event.workflow!r}; "
+                        f"known: {', '.join(KNOWN_WORKFLOWS)}")]
+    resolve = ctx.services.settings_for_run
+    try:
+        settings: dict[str, Any] = resolve(event.config)
+    except ValueError as exc:
+        return [ctx.new(RunFailed, "result", reason=f"invalid config overrides: {exc}")]
+    return [ctx.new(RunStarted, "result", workflow=event.workflow, settings=settings)]

@@ -1,0 +1,1 @@
+"""Pure folds over a run's events: ``evolve(state, event) -> state``."""

@@ -1,0 +1,25 @@
+"""The one routing table: which handler reacts to which event."""
+
+from __future__ import annotations
+
+from events.episode import AnswerGraded
+from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.run import ProblemSubmitted, RunStarted
+from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
+from handlers.episode import effects, flow
+from handlers.lifecycle import start_run
+from handlers.routes import Route
+
+ROUTES: tuple[Route, ...] = (
+    Route(ProblemSubmitted, start_run, "effect", "start_run"),
+    Route(RunStarted, flow.begin_episode, "decide", "begin_episode"),
+    Route(ModelCallRequested, effects.call_model, "effect", "call_model"),
+    Route(ModelResponded, flow.take_action, "decide", "take_action"),
+    Route(ActionParsed, effects.grade_answer, "effect", "grade_answer"),
+    Route(ToolCallRequested, effects.run_tool, "effect", "run_tool"),
+    Route(ToolReturned, flow.observe_tool, "decide", "observe_tool"),
+    Route(ToolFailed, flow.observe_tool, "decide", "observe_tool_failure"),
+    Route(ModelCallFailed, flow.end_on_model_failure, "decide", "end_on_model_failure"),
+    Route(AnswerGraded, flow.finish_episode, "decide", "finish_episode"),
+)
+"""Deciders are re-run by replay verification; effectors never are."""
