@@ -82,7 +82,7 @@ class _Draft:
         self.paths: list[str] = []
 
     def entry(self, library: str) -> DocEntry:
-        aliases = tuple(p for p in self.paths if p != self.name)[:4]
+        aliases = tuple(p for p in self.paths if p != self.name)[:6]
         return DocEntry(
             library=library,
             name=self.name,

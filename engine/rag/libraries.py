@@ -33,6 +33,7 @@ _SYMPY_MODULES = (
     "sympy.solvers.inequalities",
     "sympy.solvers.recurr",
     "sympy.ntheory",
+    "sympy.ntheory.modular",
     "sympy.combinatorics",
     "sympy.stats",
     "sympy.discrete",
