@@ -3,7 +3,8 @@
 host -> fork server : spawn request (JSON) + 4 fds (code pipe, stdout, stderr, status socket)
 fork server -> host : ``HELLO`` once it has warmed up
 worker -> host      : ``PIDFD`` (+ the init's pidfd), ``READY`` (+ protections applied),
-                      ``STATUS`` (+ the exit status), or ``FAILED`` (set-up error)
+                      ``DONE`` (the worker's own early exit report), ``STATUS`` (the
+                      init's report of the worker's wait status), or ``FAILED``
 host -> worker      : one header line (JSON: limits) then the code, on the code pipe
 """
 
@@ -16,6 +17,7 @@ HELLO = b"H"
 PIDFD = b"P"
 READY = b"R"
 STATUS = b"S"
+DONE = b"D"
 FAILED = b"F"
 MAX_MESSAGE = 65536
 

@@ -329,9 +329,7 @@ class PythonSandbox:
         status_body: dict[str, Any] = {}
         try:
             message, _ = await asyncio.wait_for(aio.recv_msg(worker.status), limit)
-            tag, status_body = protocol.unpack(message)
-            if tag != protocol.STATUS:
-                status_body = {}
+            status_body = _exit_report(message)
         except TimeoutError:
             if not killed:
                 killed.append("timeout")
@@ -356,7 +354,6 @@ class PythonSandbox:
     async def _reap(self, worker: _Worker) -> None:
         """Wait until the worker's whole namespace is gone, then free its uid."""
         assert self._uids is not None
-        worker.kill() if False else None
         try:
             while True:
                 message, _ = await asyncio.wait_for(aio.recv_msg(worker.status), 30)
@@ -395,16 +392,30 @@ def _outcome(out: _Capture, err: _Capture, status: dict[str, Any], killed: list[
                 f"{out.total + err.total} bytes.")
         return SandboxOutcome(stdout=stdout, stderr=_append(stderr, note), returncode=-9,
                               run_status=ERROR, killed_for="output", **common)
-    if "status" not in status:
+    code = status.get("returncode")
+    if not isinstance(code, int):
         return SandboxOutcome(stdout=stdout, stderr=_append(stderr, "The worker ended unexpectedly."),
                               returncode=-9, run_status=ERROR, **common)
-    code = os.waitstatus_to_exitcode(int(status["status"]))
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         note = _SIGNAL_NOTES.get(-code, "Process killed")
         stderr = _append(stderr, f"{note} ({name}).")
     return SandboxOutcome(stdout=stdout, stderr=stderr, returncode=code,
                           run_status=FINISHED if code == 0 else ERROR, **common)
+
+
+def _exit_report(message: bytes) -> dict[str, Any]:
+    """``returncode`` and ``cpu_s`` from a DONE or STATUS message; ``{}`` for anything else."""
+    try:
+        tag, body = protocol.unpack(message)
+        if tag == protocol.DONE:
+            return {"returncode": int(body["returncode"]), "cpu_s": float(body["cpu_s"])}
+        if tag == protocol.STATUS:
+            return {"returncode": os.waitstatus_to_exitcode(int(body["status"])),
+                    "cpu_s": float(body["cpu_s"])}
+    except (ValueError, KeyError, TypeError):
+        pass
+    return {}
 
 
 def _append(text: str, note: str) -> str:

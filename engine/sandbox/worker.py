@@ -9,6 +9,7 @@ host can refuse a worker that is less protected than required.
 
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import os
@@ -124,7 +125,6 @@ def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
     applied["scratch_dir"] = os.getcwd()
     sys.path[:] = [p for p in request["python_paths"] if p]
     status.send(protocol.pack(protocol.READY, {"applied": applied}))
-    status.close()
     header, code = _read_code()
     if header is None:
         os._exit(0)
@@ -138,13 +138,34 @@ def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
     sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
     from engine.sandbox.runner import execute
 
+    atexit._clear()  # the fork server's exit handlers are not the user's
     code_rc = execute(code, template)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
+    _report_done(status, code_rc)
     os._exit(code_rc)
+
+
+def _report_done(status: socket.socket, code_rc: int) -> None:
+    """Tell the host the exit status now: tearing down a large address space takes ms.
+
+    The user's code could have written to this socket too; that can only change its own
+    result, and the init's authoritative status still arrives if this one is missing.
+    """
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    for fd in (OUT_FD, ERR_FD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    try:
+        status.send(protocol.pack(protocol.DONE, {"returncode": code_rc,
+                                                  "cpu_s": usage.ru_utime + usage.ru_stime}))
+    except OSError:
+        pass
 
 
 def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:

@@ -7,6 +7,7 @@ closes the socket (or dies).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -34,6 +35,8 @@ def main(fd: int, project_root: str) -> None:
     paths = [p for p in sys.path if p and os.path.realpath(p) != hidden]
     for name in _THREAD_VARS:
         del os.environ[name]
+    gc.collect()
+    gc.freeze()  # children never scan (and so never copy) the warm heap
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the A processes
     sock = socket.socket(fileno=fd)
     sock.send(protocol.pack(protocol.HELLO, {"pid": os.getpid(), "python": sys.version}))

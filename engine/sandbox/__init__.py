@@ -1,0 +1,26 @@
+"""Sandboxed execution of model-written Python (the ``python_code`` tool).
+
+A warm fork server forks one isolated worker per call: own PID, network, mount, IPC and
+UTS namespaces, a minimal read-only root with a tmpfs scratch directory, a per-call
+unprivileged uid, Landlock, rlimits, an empty environment. See docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+from engine.sandbox.config import ESSENTIAL, SandboxConfig
+from engine.sandbox.errors import SandboxError, SandboxUnavailable, WorkerFailed
+from engine.sandbox.outcome import SandboxOutcome, tool_json
+from engine.sandbox.sandbox import PythonSandbox
+from engine.sandbox.tool import PythonCodeTool
+
+__all__ = [
+    "ESSENTIAL",
+    "PythonCodeTool",
+    "PythonSandbox",
+    "SandboxConfig",
+    "SandboxError",
+    "SandboxOutcome",
+    "SandboxUnavailable",
+    "WorkerFailed",
+    "tool_json",
+]
