@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from handlers.grading import GRADING_MODES, grade_answer, grade_with_math_verify
@@ -66,3 +69,13 @@ def test_unknown_mode_is_rejected() -> None:
     """A mode outside the known list raises ValueError naming the options."""
     with pytest.raises(ValueError, match="math_verify"):
         grade_answer("1", "1", "fuzzy")
+
+
+def test_handler_modules_import_without_heavy_libraries() -> None:
+    """Importing parsing, prompts and grading loads neither sympy nor math-verify."""
+    code = (
+        "import sys, handlers.episode.parsing, handlers.episode.prompts, handlers.grading;"
+        "print(sorted(m for m in ('sympy', 'math_verify') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
