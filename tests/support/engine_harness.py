@@ -1,0 +1,86 @@
+"""Run the real routing table over an event log with chosen services, in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from engine.config import Settings, validate
+from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.eventlog.memory import InMemoryEventLog
+from engine.tools import ToolRegistry
+from events.run import RunCompleted, RunFailed
+from handlers.context import Services
+from handlers.ports import ToolResult
+from handlers.table import ROUTES
+
+
+class EchoPython:
+    """A stand-in python tool for unit tests: evaluates nothing, echoes a canned stdout."""
+
+    name = "python_code"
+
+    def __init__(self, stdout: str = "RESULT=42\n") -> None:
+        self.stdout = stdout
+        self.calls: list[str] = []
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        self.calls.append(tool_input)
+        text = json.dumps({"result": self.stdout, "stderr": "", "status": "success", "returncode": 0})
+        return ToolResult(text=text, score=1.0)
+
+
+class ExactGrader:
+    """Grades by string equality (unit tests; the process-pool grader is tested on its own)."""
+
+    async def grade(self, answer: str, ground_truth: str, mode: str) -> Any:
+        from handlers.ports import Grade
+
+        return Grade(score=float(answer.strip() == ground_truth.strip()), method="exact")
+
+
+def make_settings(raw: dict[str, Any] | None = None) -> Settings:
+    return validate(raw or {})
+
+
+def services(settings: Settings, *, models: Any, tools: dict[str, Any] | None = None,
+             grader: Any = None) -> Services:
+    from engine.bootstrap import settings_for_run
+
+    return Services(
+        models=models,
+        tools=ToolRegistry(tools if tools is not None else {"python_code": EchoPython()}),
+        grader=grader or ExactGrader(),
+        settings_for_run=lambda overrides: settings_for_run(settings, overrides),
+    )
+
+
+async def run_until_done(log: Any, svc: Services, run_ids: list[str], *, timeout: float = 30.0,
+                         concurrency: int = 32) -> Dispatcher:
+    """Dispatch until every run completed or failed."""
+    dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(pull_timeout=0.05, backoff_base=0.0,
+                                                                  concurrency=concurrency))
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            if all([await _finished(log, run_id) for run_id in run_ids]):
+                return dispatcher
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"runs did not finish: {run_ids}")
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(task, 15)
+
+
+async def _finished(log: Any, run_id: str) -> bool:
+    return any(isinstance(r.event, (RunCompleted, RunFailed)) for r in await log.read_run(run_id))
+
+
+def new_memory_log() -> InMemoryEventLog:
+    return InMemoryEventLog()
+
+
+Check = Callable[[], Awaitable[bool]]
