@@ -260,11 +260,11 @@ def test_one_client_works_across_event_loops() -> None:
         async with FakeOpenAIServer(port=port) as fake:
             client = client or OpenAICompatClient(ModelEndpoint(base_url=fake.base_url, model="m"))
             assert (await client.complete(QUESTION, SamplingParams())).text == "ok"
+            await client.close()
         return client
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     client = asyncio.run(serve_and_call(None))
-    client = asyncio.run(serve_and_call(client))
-    asyncio.run(client.close())
+    asyncio.run(serve_and_call(client))
