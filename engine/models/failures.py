@@ -18,6 +18,10 @@ CONTEXT_LENGTH_PHRASES = re.compile(
 """How vLLM, SGLang, llama.cpp and OpenAI say that a request does not fit the context."""
 
 
+_PERMANENT_CONNECTION_ERRORS = frozenset({"UnsupportedProtocol", "InvalidURL"})
+"""Transport errors (by class name, as the SDK's HTTP library varies) caused by the URL."""
+
+
 class Failure(NamedTuple):
     """One classified failure of one attempt."""
 
@@ -33,9 +37,13 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return Failure("timeout", True, "the model server did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
-        return Failure("connection", True, f"cannot reach the model server: {_cause(exc)}")
+        # A malformed URL will not get better by retrying; a refused connection might.
+        retryable = type(exc.__cause__).__name__ not in _PERMANENT_CONNECTION_ERRORS
+        return Failure("connection", retryable, f"cannot reach the model server: {_cause(exc)}")
     if isinstance(exc, openai.APIStatusError):
         return _classify_status(exc)
+    if type(exc).__name__ in _PERMANENT_CONNECTION_ERRORS:
+        return Failure("connection", False, f"bad model server URL: {exc}")
     return Failure("bad_response", False, f"{type(exc).__name__}: {exc}")
 
 

@@ -102,7 +102,7 @@ class OpenAICompatClient:
                 reply = await self._attempt(request)
             except ModelError as exc:
                 raise ModelError(exc.kind, exc.message, attempts) from exc
-            except (openai.OpenAIError, TimeoutError) as exc:
+            except Exception as exc:  # the port promises ModelError for every failed call
                 failure = classify(exc)
                 if not failure.retryable or attempts > self.endpoint.max_retries:
                     raise ModelError(failure.kind, failure.message, attempts) from exc

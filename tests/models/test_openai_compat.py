@@ -268,3 +268,13 @@ def test_one_client_works_across_event_loops() -> None:
         port = probe.getsockname()[1]
     client = asyncio.run(serve_and_call(None))
     asyncio.run(serve_and_call(client))
+
+
+@pytest.mark.parametrize("base_url", ["not a url", "ftp://x/v1", "", "http://[::1"])
+async def test_malformed_base_urls_fail_at_once_as_connection(base_url: str) -> None:
+    """A URL that can never work fails on the first attempt, as a ModelError."""
+    client = OpenAICompatClient(ModelEndpoint(base_url=base_url, model="m", max_retries=3))
+    with pytest.raises(ModelError) as caught:
+        await client.complete(QUESTION, SamplingParams())
+    await client.close()
+    assert (caught.value.kind, caught.value.attempts) == ("connection", 1)
