@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402 - after the path tweak that makes the repo importable
+import numpy as np
 
-from engine.rag.kb import KnowledgeBase  # noqa: E402
-from engine.rag.libraries import SUPPORTED_LIBRARIES  # noqa: E402
+from engine.rag.kb import KnowledgeBase
+from engine.rag.libraries import SUPPORTED_LIBRARIES
 
 MODEL_CALL_S = 1.0
 K = 5
@@ -32,7 +32,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--rebuild", action="store_true")
-    parser.add_argument("--queries", type=Path, default=Path(__file__).with_name("rag_queries.jsonl"))
+    parser.add_argument(
+        "--queries", type=Path, default=Path(__file__).with_name("rag_queries.jsonl")
+    )
     parser.add_argument("--repeat", type=int, default=5, help="latency passes over the set")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()

@@ -22,8 +22,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build = commands.add_parser("build", help="(re)build the knowledge base")
     _data_dir_option(build)
     build.add_argument(
-        "--libraries", nargs="+", choices=SUPPORTED_LIBRARIES, default=list(SUPPORTED_LIBRARIES),
-        metavar="LIB", help=f"libraries to build (default: all of {', '.join(SUPPORTED_LIBRARIES)})",
+        "--libraries",
+        nargs="+",
+        choices=SUPPORTED_LIBRARIES,
+        default=list(SUPPORTED_LIBRARIES),
+        metavar="LIB",
+        help=f"libraries to build (default: all of {', '.join(SUPPORTED_LIBRARIES)})",
     )
     build.set_defaults(handler=run_build)
 
@@ -88,7 +92,9 @@ def run_status(args: argparse.Namespace) -> int:
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--data-dir", type=Path, default=None,
+        "--data-dir",
+        type=Path,
+        default=None,
         help="where the knowledge base lives (default: the user data dir, apollo/rag)",
     )
 

@@ -168,7 +168,7 @@ def _class_methods(cls: Any, library: str, inherited: bool) -> Iterator[tuple[st
 def _kind(obj: Any) -> str | None:
     if inspect.isclass(obj):
         return "class"
-    if inspect.isroutine(obj) or callable(obj) and type(obj).__name__ == "ufunc":
+    if inspect.isroutine(obj) or (callable(obj) and type(obj).__name__ == "ufunc"):
         return "function"
     if isinstance(obj, property):
         return "method"

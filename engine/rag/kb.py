@@ -85,4 +85,3 @@ class KnowledgeBase:
             "embedder_error": self._embedder_error,
             "libraries": libraries,
         }
-

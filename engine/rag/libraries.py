@@ -53,9 +53,24 @@ _SYMPY_MODULES = (
 _SCIPY_MODULES = tuple(
     f"scipy.{sub}"
     for sub in (
-        "optimize", "linalg", "integrate", "special", "stats", "interpolate", "fft",
-        "signal", "sparse", "sparse.linalg", "sparse.csgraph", "spatial", "ndimage",
-        "cluster.vq", "cluster.hierarchy", "constants", "differentiate", "io",
+        "optimize",
+        "linalg",
+        "integrate",
+        "special",
+        "stats",
+        "interpolate",
+        "fft",
+        "signal",
+        "sparse",
+        "sparse.linalg",
+        "sparse.csgraph",
+        "spatial",
+        "ndimage",
+        "cluster.vq",
+        "cluster.hierarchy",
+        "constants",
+        "differentiate",
+        "io",
     )
 )
 

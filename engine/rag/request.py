@@ -55,9 +55,7 @@ def parse_request(body: str, default_top_k: int = DEFAULT_TOP_K) -> RagRequest |
             f"Unexpected keys: {', '.join(unexpected)} (allowed: {', '.join(ALLOWED_KEYS)})"
         )
     repo, query = data.get("repo_name"), data.get("query")
-    if repo in (None, "") or query in (None, "") or (
-        isinstance(query, str) and not query.strip()
-    ):
+    if repo in (None, "") or query in (None, "") or (isinstance(query, str) and not query.strip()):
         return RequestProblem("Both repo_name and query are required.", missing=True)
     if not isinstance(repo, str) or not isinstance(query, str):
         return RequestProblem("repo_name and query must be strings")
@@ -97,5 +95,7 @@ def _top_k(value: Any) -> int | RequestProblem:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        return RequestProblem(f"top_k must be a positive integer (at most {MAX_TOP_K}), got {value!r}")
+        return RequestProblem(
+            f"top_k must be a positive integer (at most {MAX_TOP_K}), got {value!r}"
+        )
     return min(value, MAX_TOP_K)

@@ -95,8 +95,9 @@ def build(data_dir: Path, spec: LibrarySpec, embedder: Embedder | None) -> Store
         build_seconds=round(time.monotonic() - started, 3),
     )
     _write(data_dir / spec.name, manifest, entries, embeddings)
-    log.info("rag_library_built %s %s entries in %.1fs", spec.name, len(entries),
-             manifest.build_seconds)
+    log.info(
+        "rag_library_built %s %s entries in %.1fs", spec.name, len(entries), manifest.build_seconds
+    )
     return StoredLibrary(manifest=manifest, entries=entries, embeddings=embeddings)
 
 

@@ -11,9 +11,56 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SIG_LINE = re.compile(r"^\s*[\w.]+\(.*\)\s*$")
 _STOPWORDS: Final = frozenset(
-    "a an and are as at be by can for from has have if in into is it its of on or "
-    "that the their then there these this those to was were which will with you your "
-    "how what when where do does i we use using".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "were",
+        "which",
+        "will",
+        "with",
+        "you",
+        "your",
+        "how",
+        "what",
+        "when",
+        "where",
+        "do",
+        "does",
+        "i",
+        "we",
+        "use",
+        "using",
+    ]
 )
 _BM25_DOC_CHARS: Final = 2500
 _SUMMARY_CHARS: Final = 400

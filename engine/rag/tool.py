@@ -9,11 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from handlers.ports import ToolResult
-
 from engine.rag.kb import KnowledgeBase
 from engine.rag.render import render_hits
 from engine.rag.request import DEFAULT_TOP_K, RagRequest, RequestProblem, parse_request
+from handlers.ports import ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +69,10 @@ class LocalRagTool:
 def _default_top_k(settings: dict[str, Any]) -> int:
     rag = settings.get("rag")
     value = rag.get("top_k") if isinstance(rag, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else (
-        DEFAULT_TOP_K
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+        else (DEFAULT_TOP_K)
     )
 
 

@@ -23,8 +23,18 @@ def test_build_then_query_prints_hits_with_names(tmp_path: Path, capsys) -> None
     assert _main(["rag", "build", "--libraries", "fractions", "--data-dir", str(tmp_path)]) == 0
     assert "fractions:" in capsys.readouterr().out
     code = _main(
-        ["rag", "query", "fractions", "limit denominator", "--json", "--bm25",
-         "--top-k", "2", "--data-dir", str(tmp_path)]
+        [
+            "rag",
+            "query",
+            "fractions",
+            "limit denominator",
+            "--json",
+            "--bm25",
+            "--top-k",
+            "2",
+            "--data-dir",
+            str(tmp_path),
+        ]
     )
     assert code == 0
     rows = json.loads(capsys.readouterr().out)

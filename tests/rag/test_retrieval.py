@@ -25,7 +25,11 @@ def _names(hits) -> list[str]:
         ("math", "binomial coefficient", "math.comb"),
         ("math", "greatest common divisor", "math.gcd"),
         ("itertools", "cartesian product of iterables", "itertools.product"),
-        ("fractions", "closest fraction with bounded denominator", "fractions.Fraction.limit_denominator"),
+        (
+            "fractions",
+            "closest fraction with bounded denominator",
+            "fractions.Fraction.limit_denominator",
+        ),
         ("cmath", "phase of a complex number", "cmath.phase"),
     ],
 )

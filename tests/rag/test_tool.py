@@ -57,8 +57,15 @@ async def test_non_object_json_gives_failed_observation(tool, body) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    ["", "   ", '{"repo_name": "math"}', '{"query": "gcd"}', '{"repo_name": "", "query": "x"}',
-     '{"repo_name": "math", "query": "   "}', "{}"],
+    [
+        "",
+        "   ",
+        '{"repo_name": "math"}',
+        '{"query": "gcd"}',
+        '{"repo_name": "", "query": "x"}',
+        '{"repo_name": "math", "query": "   "}',
+        "{}",
+    ],
 )
 async def test_missing_arguments_use_the_reference_error_shape(tool, body) -> None:
     """Missing repo_name or query gives the reference's 'both required' observation."""
@@ -117,7 +124,9 @@ async def test_key_value_line_form_is_accepted(tool) -> None:
 
 async def test_disabled_tool_answers_disabled(tool) -> None:
     """enable_local_rag false gives the disabled observation."""
-    payload, score = await _run(tool, '{"repo_name": "math", "query": "gcd"}', {"enable_local_rag": False})
+    payload, score = await _run(
+        tool, '{"repo_name": "math", "query": "gcd"}', {"enable_local_rag": False}
+    )
     assert score == 0
     assert payload == {"result": "Local RAG is not enabled.", "status": "disabled"}
 
@@ -131,7 +140,10 @@ async def test_retrieval_exception_becomes_error_observation(tool, monkeypatch) 
     monkeypatch.setattr(tool.kb, "search", boom)
     payload, score = await _run(tool, '{"repo_name": "math", "query": "gcd"}')
     assert score == 0
-    assert payload == {"result": "Exception during local_rag query: index exploded", "status": "error"}
+    assert payload == {
+        "result": "Exception during local_rag query: index exploded",
+        "status": "error",
+    }
 
 
 def test_parse_request_normalises_library_and_clamps_top_k() -> None:
