@@ -160,10 +160,34 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
 def build_tools(settings: Settings) -> dict[str, Any]:
     """The built-in tools, keyed by their tag."""
     from engine.rag.tool import LocalRagTool
-    from engine.sandbox import PythonCodeTool
 
     data_dir = default_data_dir(settings)
-    return {"python_code": PythonCodeTool(), "local_rag": LocalRagTool(data_dir=data_dir / "rag")}
+    return {"python_code": SandboxedPython(), "local_rag": LocalRagTool(data_dir=data_dir / "rag")}
+
+
+class SandboxedPython:
+    """The python_code tool; its sandbox's fork server starts on first use."""
+
+    name = "python_code"
+
+    def __init__(self) -> None:
+        self._tool: Any = None
+        self._sandbox: Any = None
+        self._lock = asyncio.Lock()
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> Any:
+        async with self._lock:
+            if self._tool is None:
+                from engine.sandbox import PythonCodeTool, PythonSandbox
+
+                self._sandbox = PythonSandbox()
+                await self._sandbox.start()
+                self._tool = PythonCodeTool(self._sandbox)
+        return await self._tool.run(tool_input, settings)
+
+    async def close(self) -> None:
+        if self._sandbox is not None:
+            await self._sandbox.close()
 
 
 class KeyedModelRouter:

@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _problem_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("question", help="the problem text")
+    parser.add_argument("question", nargs="?", help="the problem text (or use --from-dataset)")
+    parser.add_argument("--from-dataset", metavar="FILE", help="take the question and answer from a dataset file")
+    parser.add_argument("--index", type=int, default=0, help="row of --from-dataset to use (default 0)")
     parser.add_argument("--answer", help="ground truth, used only for grading")
     parser.add_argument("--run-id", help="run id to use (default: generated)")
     parser.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
@@ -121,7 +123,10 @@ def settings_from_args(args: argparse.Namespace, **overrides: Any) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(args, "from_dataset") and not (args.question or args.from_dataset):
+        parser.error(f"{args.command}: give a QUESTION or --from-dataset FILE")
     try:
+        _fill_from_dataset(args)
         settings = settings_from_args(args)
         configure_logging(json=settings.log.json, level=settings.log.level)
         result = args.handler(args, settings)
@@ -139,6 +144,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _fill_from_dataset(args: argparse.Namespace) -> None:
+    """``--from-dataset FILE --index N``: question, ground truth and source from a benchmark row."""
+    if not getattr(args, "from_dataset", None):
+        return
+    from engine.datasets import DatasetError, load_problems
+
+    try:
+        load = load_problems(args.from_dataset, limit=args.index + 1 if args.index >= 0 else None)
+    except DatasetError as exc:
+        raise EngineError(str(exc)) from exc
+    if not 0 <= args.index < len(load.problems):
+        msg = f"--index {args.index} is out of range: {args.from_dataset} has {len(load.problems)} usable rows"
+        raise EngineError(msg)
+    problem = load.problems[args.index]
+    args.question = args.question or problem.question
+    args.answer = args.answer if args.answer is not None else problem.ground_truth
+    args.problem_id = problem.problem_id
+    args.data_source = problem.data_source
+
+
 # -- commands -----------------------------------------------------------------------
 
 
@@ -152,6 +177,16 @@ async def _cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     from engine.supervisor import serve_worker
 
     return await serve_worker(settings, concurrency=args.concurrency)
+
+
+def problem_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """Problem id and data source when the question came from a dataset."""
+    fields = {}
+    if getattr(args, "problem_id", None):
+        fields["problem_id"] = args.problem_id
+    if getattr(args, "data_source", None):
+        fields["data_source"] = args.data_source
+    return fields
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -168,8 +203,8 @@ async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings, start_server=False)
     try:
         run_id = args.run_id or new_run_id()
-        event = submission(run_id, args.question, ground_truth=args.answer,
-                           workflow=args.workflow, config=_overrides(args))
+        event = submission(run_id, args.question, ground_truth=args.answer, workflow=args.workflow,
+                           config=_overrides(args), **problem_fields(args))
         await runtime.log.append(event)
     finally:
         await runtime.close()
@@ -180,20 +215,29 @@ async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
 async def _cmd_solve(args: argparse.Namespace, settings: Settings) -> int:
     from engine.solve import solve
 
-    if args.model or args.model_url:
-        policy: dict[str, Any] = {}
-        if args.model:
-            policy["model"] = args.model
-        if args.model_url:
-            policy["base_url"] = args.model_url
-        raw_models = {role: msgspec.to_builtins(spec) for role, spec in settings.models.items()}
-        raw_models["policy"] = {**raw_models.get("policy", {}), **policy}
-        if "model" not in raw_models["policy"] and args.model_url:
-            raw_models["policy"]["model"] = "default"
-        settings = msgspec.structs.replace(
-            settings, models=msgspec.convert(raw_models, dict[str, type(settings.model_for("policy"))])
-        )
-    return await solve(settings, args, _overrides(args))
+    return await solve(apply_model_flags(settings, args), args, _overrides(args))
+
+
+def apply_model_flags(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``--model`` / ``--model-url`` replace the policy model's name and endpoint."""
+    model = getattr(args, "model", None)
+    url = getattr(args, "model_url", None)
+    if not (model or url):
+        return settings
+    policy = msgspec.to_builtins(settings.model_for("policy"))
+    if url:
+        policy["base_url"] = url
+        if not model and policy["model"].startswith("scripted:"):
+            policy["model"] = "default"
+    if model:
+        policy["model"] = model
+    models = {role: msgspec.to_builtins(spec) for role, spec in settings.models.items()}
+    models["policy"] = policy
+    raw = msgspec.to_builtins(settings)
+    raw["models"] = models
+    from engine.config import validate
+
+    return validate(raw)
 
 
 async def _cmd_runs(args: argparse.Namespace, settings: Settings) -> int:

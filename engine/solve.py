@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from engine.bootstrap import open_runtime, running_engine_url
+from engine.cli import problem_fields
 from engine.commands import local_workers, new_run_id, outcome, submission, watch_run
 from engine.config import Settings
 from engine.render import summary
@@ -28,7 +29,7 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
         async with local_workers(runtime, enabled=not engine_running):
             run_id = args.run_id or new_run_id("solve")
             event = submission(run_id, args.question, ground_truth=args.answer,
-                               workflow=args.workflow, config=overrides)
+                               workflow=args.workflow, config=overrides, **problem_fields(args))
             await runtime.log.append(event)
             records = await watch_run(runtime, run_id, None if args.json else _print_step,
                                       timeout=args.timeout)

@@ -39,7 +39,7 @@ class ToolRegistry:
         if flag and not settings.get("episode", {}).get(flag, tool == "python_code"):
             return disabled_result(tool)
         try:
-            return await asyncio.wait_for(implementation.run(tool_input, settings), self.timeout)
+            return await asyncio.wait_for(implementation.run(tool_input, tool_settings(settings)), self.timeout)
         except TimeoutError as exc:
             msg = f"tool {tool} did not finish within {self.timeout:.0f}s"
             raise ToolError(msg, kind="timeout") from exc
@@ -49,6 +49,13 @@ class ToolRegistry:
             closer = getattr(tool, "close", None)
             if closer is not None:
                 await closer()
+
+
+def tool_settings(run_settings: dict[str, Any]) -> dict[str, Any]:
+    """What a tool sees: the episode section (timeouts, flags) plus retrieval options."""
+    episode = dict(run_settings.get("episode", {}))
+    episode.setdefault("rag", {"top_k": episode.get("rag_top_k", 3)})
+    return episode
 
 
 def disabled_result(tool: str) -> ToolResult:

@@ -36,7 +36,8 @@ from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelError, ModelReply
 
 When = Literal["any", "first", "after_tool"]
-_TOOL_RESPONSE = re.compile(r"<tool_response>", re.IGNORECASE)
+_TOOL_RESPONSE = re.compile(r"<tool_response>\s*[\[{]", re.IGNORECASE)
+"""A real tool response carries a JSON body; prompt instructions that merely name the tag do not count."""
 _PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
 
 

@@ -71,6 +71,10 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
     if not event.final_answer:
         return [ctx.new(AnswerGraded, RESULT, score=0.0, method=mode,
                         detail="the answer block holds no final answer", **common)]
-    grade = await ctx.services.grader.grade(event.final_answer, truth, mode)
+    graded_text = event.final_answer
+    if mode == "reference":
+        # The reference grades the concatenated raw replies with its own extraction.
+        graded_text = "\n".join(step.response or "" for step in state.steps)
+    grade = await ctx.services.grader.grade(graded_text, truth, mode)
     return [ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
                     detail=grade.detail, **common)]

@@ -1,0 +1,150 @@
+"""`apollo run --dataset FILE`: many problems, K samples each, resumable, with metrics."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.bootstrap import Runtime, open_runtime, running_engine_url
+from engine.commands import local_workers, submission
+from engine.config import Settings
+from engine.datasets import DatasetError, Problem, group_id_for, load_problems, run_id_for
+from engine.errors import EngineError
+from events.subjects import RUN_PREFIX
+from replay.metrics import compute_metrics, render_table, to_jsonable
+from replay.results import result_row, sample_result
+
+
+def register(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run a dataset: K samples per problem, metrics at the end")
+    run.add_argument("--dataset", required=True, help="JSONL or parquet file of problems")
+    run.add_argument("--limit", type=_positive, help="only the first N usable problems")
+    run.add_argument("--samples", type=_positive, default=1, help="samples per problem (K)")
+    run.add_argument("--concurrency", type=_positive, default=16, help="runs in flight at once")
+    run.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
+    run.add_argument("--out", help="results JSONL (default: results/<dataset>-<workflow>.jsonl)")
+    run.add_argument("--model", help="policy model name (or scripted:FILE)")
+    run.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
+    run.add_argument("--max-steps", type=_positive, help="step budget of each episode")
+    run.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    run.set_defaults(handler=_cmd_run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from engine.cli import apply_model_flags
+
+    settings = apply_model_flags(settings, args)
+    try:
+        load = load_problems(args.dataset, limit=args.limit)
+    except DatasetError as exc:
+        raise EngineError(str(exc)) from exc
+    for rejected in load.rejected[:5]:
+        print(f"apollo run: skipped row {rejected.line}: {rejected.reason}", file=sys.stderr)
+    if len(load.rejected) > 5:
+        print(f"apollo run: ... {len(load.rejected) - 5} more rows skipped", file=sys.stderr)
+    overrides = {"episode": {"max_steps": args.max_steps}} if args.max_steps else {}
+    name = f"{load.name}-{args.workflow}"
+    jobs = [(problem, sample) for problem in load.problems for sample in range(args.samples)]
+    engine_running = bool(settings.nats.url or running_engine_url(settings))
+    runtime = await open_runtime(settings, start_server=True)
+    try:
+        async with local_workers(runtime, enabled=not engine_running):
+            run_ids = await _run_all(runtime, name, jobs, args, overrides)
+        rows = [result_row(run_id, [r.event for r in await runtime.log.read_run(run_id)]) for run_id in run_ids]
+        results = [r for r in (sample_result([x.event for x in await runtime.log.read_run(i)]) for i in run_ids) if r]
+    finally:
+        await runtime.close()
+    out = Path(args.out or f"results/{name}.jsonl")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = compute_metrics(results, k=args.samples)
+    if args.json:
+        print(json.dumps(to_jsonable(report)))
+    else:
+        print(render_table(report))
+        print(f"\nresults: {out}  ({len(rows)} runs)")
+    return 0
+
+
+async def _run_all(
+    runtime: Runtime, name: str, jobs: list[tuple[Problem, int]], args: argparse.Namespace,
+    overrides: dict[str, Any],
+) -> list[str]:
+    """Submit with at most ``concurrency`` runs open; finished runs are never redone."""
+    run_ids = [run_id_for(name, problem.problem_id, sample) for problem, sample in jobs]
+    finished = await _finished_runs(runtime)
+    pending = [(rid, job) for rid, job in zip(run_ids, jobs, strict=True) if rid not in finished]
+    resumed = len(run_ids) - len(pending)
+    progress = _Progress(len(run_ids), resumed)
+    open_runs: set[str] = set()
+    queue = list(pending)
+    while queue or open_runs:
+        while queue and len(open_runs) < args.concurrency:
+            run_id, (problem, sample) = queue.pop(0)
+            if not await runtime.log.read_run(run_id, upto_seq=None):
+                await runtime.log.append(submission(
+                    run_id, problem.question, ground_truth=problem.ground_truth,
+                    problem_id=problem.problem_id, data_source=problem.data_source,
+                    workflow=args.workflow, config=overrides, group_id=group_id_for(name, problem.problem_id),
+                    sample_index=sample,
+                ))
+            open_runs.add(run_id)
+        await asyncio.sleep(0.2)
+        done = await _finished_runs(runtime)
+        newly = open_runs & done
+        open_runs -= newly
+        progress.advance(len(newly))
+    progress.close()
+    return run_ids
+
+
+async def _finished_runs(runtime: Runtime) -> set[str]:
+    finished: set[str] = set()
+    for tag in ("run.completed", "run.failed"):
+        info = await runtime.log.js.stream_info(runtime.log.stream, subjects_filter=f"{RUN_PREFIX}.*.{tag}")
+        finished.update(subject.split(".")[2] for subject in (info.state.subjects or {}))
+    return finished
+
+
+class _Progress:
+    """A one-line progress bar on stderr (plain lines when not a terminal)."""
+
+    def __init__(self, total: int, resumed: int) -> None:
+        self.total = total
+        self.done = resumed
+        self.tty = sys.stderr.isatty()
+        if resumed:
+            print(f"apollo run: resuming, {resumed}/{total} runs already finished", file=sys.stderr)
+        self._draw()
+
+    def advance(self, count: int) -> None:
+        if count:
+            self.done += count
+            self._draw()
+
+    def _draw(self) -> None:
+        width = 30
+        filled = int(width * self.done / max(1, self.total))
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} runs"
+        if self.tty:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
