@@ -105,6 +105,8 @@ def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
           template: dict[str, Any]) -> None:
     """Process D: drop everything, say ready, read the code, apply limits, run it."""
     os.setsid()
+    os.environ.clear()
+    applied["empty_environment"] = not os.environ and _initial_environ_empty()
     uid = request["uid"]
     if os.geteuid() == 0:
         os.setgroups([])
@@ -118,8 +120,6 @@ def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
     except OSError as exc:
         applied["no_new_privs"] = f"failed: {exc.strerror}"
     applied["landlock"] = _landlock(request, applied.get("filesystem_view") is True)
-    os.environ.clear()
-    applied["empty_environment"] = not os.environ and _initial_environ_empty()
     if applied.get("filesystem_view") is not True:
         os.chdir(request["fallback_scratch"])
     applied["scratch_dir"] = os.getcwd()
@@ -181,11 +181,12 @@ def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:
 
 
 def _initial_environ_empty() -> bool:
+    """Checked while still able to read it: after the uid switch the process is non-dumpable."""
     try:
         with open("/proc/self/environ", "rb") as f:
             return f.read() == b""
     except OSError:
-        return True
+        return False
 
 
 def _read_code() -> tuple[dict[str, Any] | None, str]:
