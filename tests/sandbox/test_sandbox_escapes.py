@@ -182,7 +182,7 @@ async def test_writing_host_tmp_is_impossible(sandbox: PythonSandbox, tmp_path: 
 
 async def test_scratch_directory_is_writable_and_private(sandbox: PythonSandbox) -> None:
     """The working directory is a writable scratch dir, empty at every call."""
-    write = "import os\nprint(os.getcwd(), os.listdir('.'))\nn = open('note.txt','w').write('')"
+    write = "import os\nprint(os.getcwd(), os.listdir('.'))\nwith open('note.txt', 'w') as f:\n    f.write('hi')"
     first = await sandbox.run(write)
     second = await sandbox.run(write)
     assert first.ok and second.ok, (first, second)
