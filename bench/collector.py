@@ -48,11 +48,20 @@ def make_events(groups: int, group_size: int, turns: int, seed: int = 0) -> list
             ]
             out.append(
                 TrajectorySealed(
-                    event_id=f"t-{g}-{i}", run_id=f"r-{g}-{i}", occurred_at=datetime.now(UTC),
-                    problem_id=f"p-{g}", group_id=f"g-{g}", sample_index=i, data_source="bench",
-                    turns=ts, reward=float(rng.random() > 0.5), score=1.0, done_reason="answer",
-                    invalid_turns=0, model="bench",
-                )  # fmt: skip
+                    event_id=f"t-{g}-{i}",
+                    run_id=f"r-{g}-{i}",
+                    occurred_at=datetime.now(UTC),
+                    problem_id=f"p-{g}",
+                    group_id=f"g-{g}",
+                    sample_index=i,
+                    data_source="bench",
+                    turns=ts,
+                    reward=float(rng.random() > 0.5),
+                    score=1.0,
+                    done_reason="answer",
+                    invalid_turns=0,
+                    model="bench",
+                )
             )
     rng.shuffle(out)
     return out
@@ -81,9 +90,13 @@ async def raw_read(source: Any, chunk: int) -> int:
 
 async def subscribed(source: Any, group_size: int, groups_per_batch: int) -> int:
     opts = SubscriptionOptions(
-        group_size=group_size, groups_per_batch=groups_per_batch, fetch_size=groups_per_batch * group_size,
-        fetch_timeout=0.05, idle_timeout=0.0, heartbeat_interval=0,
-    )  # fmt: skip
+        group_size=group_size,
+        groups_per_batch=groups_per_batch,
+        fetch_size=groups_per_batch * group_size,
+        fetch_timeout=0.05,
+        idle_timeout=0.0,
+        heartbeat_interval=0,
+    )
     n = 0
     async for batch in RolloutSubscription(source, opts):
         n += to_dataproto(batch.trajectories)
@@ -97,7 +110,9 @@ async def timed(coro: Any) -> tuple[int, float]:
     return n, time.perf_counter() - t0
 
 
-async def bench_memory(events: list[TrajectorySealed], group_size: int, gpb: int) -> tuple[float, float]:
+async def bench_memory(
+    events: list[TrajectorySealed], group_size: int, gpb: int
+) -> tuple[float, float]:
     chunk = group_size * gpb
     n_raw, t_raw = await timed(raw_read(InMemoryRolloutSource(events), chunk))
     n_sub, t_sub = await timed(subscribed(InMemoryRolloutSource(events), group_size, gpb))
@@ -105,7 +120,9 @@ async def bench_memory(events: list[TrajectorySealed], group_size: int, gpb: int
     return n_raw / t_raw, n_sub / t_sub
 
 
-async def bench_nats(events: list[TrajectorySealed], group_size: int, gpb: int) -> tuple[float, float]:
+async def bench_nats(
+    events: list[TrajectorySealed], group_size: int, gpb: int
+) -> tuple[float, float]:
     from engine.eventlog.jetstream import JetStreamEventLog
     from engine.nats_server import NatsServerProcess
     from engine.rollout_source import JetStreamRolloutSource
@@ -129,7 +146,9 @@ async def bench_nats(events: list[TrajectorySealed], group_size: int, gpb: int) 
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--groups", type=int, default=200)
     p.add_argument("--group-size", type=int, default=8)
     p.add_argument("--groups-per-batch", type=int, default=4)

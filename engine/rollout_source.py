@@ -18,7 +18,6 @@ where the acknowledgements left off; unacknowledged trajectories are redelivered
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import nats.errors
@@ -104,11 +103,11 @@ class JetStreamRolloutSource:
         sub = await js.pull_subscribe_bind(durable=durable, stream=stream)
         return cls(js, sub, stream=stream, durable=durable)
 
-    async def fetch(self, max_messages: int, timeout: float) -> list[JetStreamDelivery]:
+    async def fetch(self, max_messages: int, timeout: float) -> list[JetStreamDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
         """Up to ``max_messages`` trajectories; ``[]`` when none arrive within ``timeout``."""
         try:
             msgs = await self._sub.fetch(max_messages, timeout=max(timeout, 0.001))
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+        except (TimeoutError, nats.errors.TimeoutError):
             return []
         out: list[JetStreamDelivery] = []
         for msg in msgs:

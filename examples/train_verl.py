@@ -76,8 +76,10 @@ def train_step(model: Any, optimizer: Any, data: Any, config: Any) -> float:
     )
     model.train()
     log_prob = response_log_probs(model, data)
-    old = data.batch.get("rollout_log_probs") if "rollout_log_probs" in data.batch.keys() else None
-    old_log_prob = old if old is not None else log_prob.detach()
+    # Recorded rollout logprobs are the behaviour policy; without them the step is on-policy.
+    keys = set(data.batch.keys())
+    recorded = "rollout_log_probs" in keys
+    old_log_prob = data.batch["rollout_log_probs"] if recorded else log_prob.detach()
     loss, _metrics = core_algos.compute_policy_loss_vanilla(
         old_log_prob=old_log_prob,
         log_prob=log_prob,
@@ -141,7 +143,9 @@ async def train(
                 print(f"batch {batch.number}: not trainable ({exc}); committing without training")
                 rows = []
             if rows:
-                data = collate(rows, pad_token_id=pad, staleness=[stale[s.traj_uid] for s in samples])
+                data = collate(
+                    rows, pad_token_id=pad, staleness=[stale[s.traj_uid] for s in samples]
+                )
                 # Off the event loop, so the subscription keeps heartbeating.
                 losses.append(await asyncio.to_thread(train_step, model, optimizer, data, config))
                 sub.policy_version = (sub.policy_version or 0) + 1
@@ -184,7 +188,9 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--nats-url", default="nats://127.0.0.1:4222")
     p.add_argument("--durable", default="trainer")
     p.add_argument("--model", required=True, help="local Hugging Face model folder")

@@ -115,7 +115,9 @@ def _tensors(
     return out
 
 
-def _non_tensors(items: Sequence[TokenizedSample], stale: list[int | None]) -> dict[str, np.ndarray]:
+def _non_tensors(
+    items: Sequence[TokenizedSample], stale: list[int | None]
+) -> dict[str, np.ndarray]:
     columns: dict[str, list[Any]] = {key: [] for key in NON_TENSOR_KEYS}
     for item, staleness in zip(items, stale, strict=True):
         s = item.sample

@@ -120,7 +120,12 @@ def _schema(layout: str) -> Any:
 
     msg = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
     extra = pa.struct(
-        [("index", pa.int64()), ("uid", pa.string()), ("traj_uid", pa.string()), ("step", pa.int64())]
+        [
+            ("index", pa.int64()),
+            ("uid", pa.string()),
+            ("traj_uid", pa.string()),
+            ("step", pa.int64()),
+        ]
     )
     if layout == "sft":
         types = [msg, msg, pa.string(), pa.string(), pa.string(), pa.string(), pa.string(),

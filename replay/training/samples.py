@@ -146,7 +146,9 @@ def _skip_reason(t: TrajectorySealed, layout: str, opts: SampleOptions) -> str |
 
 
 def _skipped(t: TrajectorySealed, reason: str, step: int | None = None) -> Skipped:
-    return Skipped(traj_uid=t.event_id, run_id=t.run_id, group_id=t.group_id, reason=reason, step=step)
+    return Skipped(
+        traj_uid=t.event_id, run_id=t.run_id, group_id=t.group_id, reason=reason, step=step
+    )
 
 
 def _common(t: TrajectorySealed) -> dict[str, object]:
@@ -199,7 +201,9 @@ def _chat_sample(t: TrajectorySealed, opts: SampleOptions) -> Sample:
         # A trailing observation is followed by no model text, so it teaches nothing.
         if turn.observation is not None and i < last:
             segments.append(
-                Segment(role=opts.observation_role, text=turn.observation, trained=False, step=turn.step)
+                Segment(
+                    role=opts.observation_role, text=turn.observation, trained=False, step=turn.step
+                )
             )
     first = t.turns[0]
     return Sample(

@@ -59,7 +59,7 @@ class RolloutDelivery(Protocol):
 class RolloutSource(Protocol):
     """Where sealed trajectories come from (a durable pull consumer, or a fake)."""
 
-    async def fetch(self, max_messages: int, timeout: float) -> list[RolloutDelivery]:
+    async def fetch(self, max_messages: int, timeout: float) -> list[RolloutDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
         """Up to ``max_messages`` deliveries; an empty list when none came in ``timeout``."""
         ...
 
@@ -218,7 +218,9 @@ class TrainingBatch:
         return len(self.rollouts)
 
     def __repr__(self) -> str:
-        return f"TrainingBatch(number={self.number}, groups={len(self.groups)}, rollouts={len(self)})"
+        return (
+            f"TrainingBatch(number={self.number}, groups={len(self.groups)}, rollouts={len(self)})"
+        )
 
 
 class RolloutSubscription:
@@ -281,7 +283,9 @@ class RolloutSubscription:
             batch = self._take_batch()
             if batch is not None:
                 return batch
-            deliveries = await self.source.fetch(self.options.fetch_size, self.options.fetch_timeout)
+            deliveries = await self.source.fetch(
+                self.options.fetch_size, self.options.fetch_timeout
+            )
             for d in deliveries:
                 await self._accept(d)
             if deliveries:
@@ -314,7 +318,7 @@ class RolloutSubscription:
             try:
                 await handle.in_progress()
                 self.stats.heartbeats += 1
-            except Exception:  # noqa: BLE001 - a lost heartbeat means redelivery, which is handled
+            except Exception:
                 self.stats.heartbeat_failures += 1
 
     # -- internals -------------------------------------------------------------------
@@ -398,7 +402,10 @@ class RolloutSubscription:
         ]
         self._ready.append(
             RolloutGroup(
-                group_id=group_id, rollouts=rollouts, expected=self.options.group_size, partial=partial
+                group_id=group_id,
+                rollouts=rollouts,
+                expected=self.options.group_size,
+                partial=partial,
             )
         )
         self._ready_handles[group_id] = pending.handles()
@@ -434,8 +441,10 @@ class RolloutSubscription:
 
     def _take_batch(self, *, flush: bool = False) -> TrainingBatch | None:
         want = self.options.groups_per_batch
-        waited = self._ready_since is not None and self.options.batch_timeout is not None and (
-            self._clock() - self._ready_since >= self.options.batch_timeout
+        waited = (
+            self._ready_since is not None
+            and self.options.batch_timeout is not None
+            and (self._clock() - self._ready_since >= self.options.batch_timeout)
         )
         if not self._ready or (len(self._ready) < want and not (flush or waited)):
             return None
@@ -461,7 +470,7 @@ class RolloutSubscription:
     async def _ack(self, handle: RolloutDelivery) -> None:
         try:
             await handle.ack()
-        except Exception:  # noqa: BLE001 - the cursor drops the redelivery a lost ack causes
+        except Exception:
             self.stats.ack_failures += 1
 
     async def _drop(self, d: RolloutDelivery, event: TrajectorySealed | None, reason: str) -> None:
@@ -473,4 +482,6 @@ class RolloutSubscription:
 
 
 def _skip(event: TrajectorySealed, reason: str) -> Skipped:
-    return Skipped(traj_uid=event.event_id, run_id=event.run_id, group_id=event.group_id, reason=reason)
+    return Skipped(
+        traj_uid=event.event_id, run_id=event.run_id, group_id=event.group_id, reason=reason
+    )

@@ -10,10 +10,43 @@ import pytest
 
 from events import ChatMessage, TrajectorySealed, Turn
 
-WORDS = (
-    "system user assistant tool you solve math problems what is 1 2 3 4 5 + = ? the answer "
-    "python code print output result boxed think let me compute so it check again ok"
-).split()
+WORDS = [
+    "system",
+    "user",
+    "assistant",
+    "tool",
+    "you",
+    "solve",
+    "math",
+    "problems",
+    "what",
+    "is",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "+",
+    "=",
+    "?",
+    "the",
+    "answer",
+    "python",
+    "code",
+    "print",
+    "output",
+    "result",
+    "boxed",
+    "think",
+    "let",
+    "me",
+    "compute",
+    "so",
+    "it",
+    "check",
+    "again",
+    "ok",
+]
 TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

@@ -18,7 +18,9 @@ def _recorded(step, prompt, response, **fields):
 
 def _group():
     return [
-        trajectory("g1", 0, reward=1.0, turns=[_recorded(1, [1, 2], [3, 4, 5]), _recorded(2, [6], [7])]),
+        trajectory(
+            "g1", 0, reward=1.0, turns=[_recorded(1, [1, 2], [3, 4, 5]), _recorded(2, [6], [7])]
+        ),
         trajectory("g1", 1, reward=0.0, turns=[_recorded(1, [1, 2, 3], [4], valid=False)]),
         trajectory("g2", 0, reward=1.0, turns=[_recorded(1, [9], [8, 8])]),
     ]
@@ -26,7 +28,9 @@ def _group():
 
 def _batch():
     samples = build_many(_group(), "per_turn").samples
-    return collate([tokenize_sample(s, None) for s in samples], pad_token_id=0, staleness=[1, 1, 0, 2])
+    return collate(
+        [tokenize_sample(s, None) for s in samples], pad_token_id=0, staleness=[1, 1, 0, 2]
+    )
 
 
 def test_prompts_are_left_padded_and_responses_right_padded():
@@ -83,7 +87,11 @@ def test_verl_grpo_advantage_runs_on_the_batch():
 
 def test_rollout_logprobs_are_included_when_every_row_has_them():
     """Recorded logprobs become ``rollout_log_probs``."""
-    turns = [turn(1, "x", prompt_token_ids=[1], response_token_ids=[2, 3], response_logprobs=[-0.5, -0.25])]
+    turns = [
+        turn(
+            1, "x", prompt_token_ids=[1], response_token_ids=[2, 3], response_logprobs=[-0.5, -0.25]
+        )
+    ]
     samples = build_many([trajectory(turns=turns)], "per_turn").samples
     data = collate([tokenize_sample(s, None) for s in samples])
     assert data.batch["rollout_log_probs"].tolist() == [[-0.5, -0.25]]

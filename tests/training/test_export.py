@@ -14,9 +14,13 @@ from replay.training.export import RL_COLUMNS, SFT_COLUMNS, export_trajectories
 from tests.training.conftest import trajectory, turn
 
 
+def _tool_turn():
+    return turn(1, "python print 1 + 1", observation="output 2", tool="python")
+
+
 def _trajs():
     return [
-        trajectory("g1", 0, reward=1.0, turns=[turn(1, "python print 1 + 1", observation="output 2", tool="python"), turn(2, "the answer is 2")]),
+        trajectory("g1", 0, reward=1.0, turns=[_tool_turn(), turn(2, "the answer is 2")]),
         trajectory("g1", 1, reward=0.0, turns=[turn(1, "the answer is 3", valid=False)]),
         trajectory("g1", 2, complete=False, done_reason="model_failed"),
     ]  # fmt: skip
@@ -100,16 +104,36 @@ def test_cli_exports_from_events_file(tmp_path, capsys):
     lines = [encode(t).decode() for t in _trajs()] + ["{not json", ""]
     events.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out.parquet"
-    code = _cli(["export", "--format", "parquet", "--layout", "per_turn", "--out", str(out), "--events", str(events)])
+    code = _cli(
+        [
+            "export",
+            "--format",
+            "parquet",
+            "--layout",
+            "per_turn",
+            "--out",
+            str(out),
+            "--events",
+            str(events),
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary == {"out": str(out), "rows": 3, "trajectories": 3, "skipped": 1, "unreadable_lines": 1}
+    assert summary == {
+        "out": str(out),
+        "rows": 3,
+        "trajectories": 3,
+        "skipped": 1,
+        "unreadable_lines": 1,
+    }
     assert pq.read_table(out).num_rows == 3
 
 
 def test_cli_reports_missing_events_file(tmp_path, capsys):
     """A missing input file is a clear error, exit code 1."""
-    code = _cli(["export", "--out", str(tmp_path / "o.jsonl"), "--events", str(tmp_path / "nope.jsonl")])
+    code = _cli(
+        ["export", "--out", str(tmp_path / "o.jsonl"), "--events", str(tmp_path / "nope.jsonl")]
+    )
     assert code == 1
     assert "cannot read" in capsys.readouterr().err
 

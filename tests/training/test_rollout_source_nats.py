@@ -15,7 +15,9 @@ pytestmark = pytest.mark.nats
 
 
 def _opts(idle: float) -> SubscriptionOptions:
-    return SubscriptionOptions(group_size=2, fetch_timeout=0.2, idle_timeout=idle, heartbeat_interval=0.5)
+    return SubscriptionOptions(
+        group_size=2, fetch_timeout=0.2, idle_timeout=idle, heartbeat_interval=0.5
+    )
 
 
 async def test_trainer_killed_mid_stream_trains_each_rollout_once(jetstream_log):
@@ -25,7 +27,9 @@ async def test_trainer_killed_mid_stream_trains_each_rollout_once(jetstream_log)
         await jetstream_log.append(event)
     trained: Counter[str] = Counter()
 
-    source = await JetStreamRolloutSource.create(jetstream_log.js, durable="trainer-t", ack_wait=1.0)
+    source = await JetStreamRolloutSource.create(
+        jetstream_log.js, durable="trainer-t", ack_wait=1.0
+    )
     sub = RolloutSubscription(source, _opts(idle=1.0))
     first = await anext(sub)
     trained.update(t.event_id for t in first.trajectories)
@@ -37,7 +41,9 @@ async def test_trainer_killed_mid_stream_trains_each_rollout_once(jetstream_log)
         sub._heartbeat_task.cancel()
     await source.close()
 
-    source2 = await JetStreamRolloutSource.create(jetstream_log.js, durable="trainer-t", ack_wait=1.0)
+    source2 = await JetStreamRolloutSource.create(
+        jetstream_log.js, durable="trainer-t", ack_wait=1.0
+    )
     sub2 = RolloutSubscription(source2, _opts(idle=3.0), cursor=TrainingCursor.decode(checkpoint))
     async for batch in sub2:
         trained.update(t.event_id for t in batch.trajectories)

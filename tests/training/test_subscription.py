@@ -46,7 +46,13 @@ async def _drain(sub, *, commit=True):
 
 async def test_batches_hold_only_complete_groups():
     """Interleaved groups come out whole, in order of completion."""
-    events = [trajectory("a", 0), trajectory("b", 0), trajectory("b", 1), trajectory("c", 0), trajectory("a", 1)]
+    events = [
+        trajectory("a", 0),
+        trajectory("b", 0),
+        trajectory("b", 1),
+        trajectory("c", 0),
+        trajectory("a", 1),
+    ]
     source = InMemoryRolloutSource(events)
     batches = await _drain(RolloutSubscription(source, _opts()))
     assert [[g.group_id for g in b.groups] for b in batches] == [["b"], ["a"]]
@@ -88,7 +94,9 @@ async def test_killed_trainer_trains_every_trajectory_exactly_once():
     del sub  # killed: no commit, no nak
     source.expire()  # ack_wait runs out on the server
 
-    restarted = RolloutSubscription(source, _opts(), cursor=TrainingCursor.decode(checkpoint.encode()))
+    restarted = RolloutSubscription(
+        source, _opts(), cursor=TrainingCursor.decode(checkpoint.encode())
+    )
     for batch in await _drain(restarted):
         trained.update(t.event_id for t in batch.trajectories)
     assert set(trained) == {e.event_id for e in _groups("a", "b", "c", "d")}
@@ -119,7 +127,9 @@ async def test_cursor_of_later_batch_covers_earlier_uncommitted_batches():
     source = InMemoryRolloutSource(_groups("a", "b"))
     sub = RolloutSubscription(source, _opts())
     first, second = await anext(sub), await anext(sub)
-    assert set(second.cursor.committed) == {t.event_id for t in first.trajectories + second.trajectories}
+    assert set(second.cursor.committed) == {
+        t.event_id for t in first.trajectories + second.trajectories
+    }
     assert set(first.cursor.committed) == {t.event_id for t in first.trajectories}
 
 
@@ -161,7 +171,9 @@ async def test_incomplete_group_is_skipped_after_max_wait_with_reason():
     assert 1 not in source.acked  # still waiting for its group
     clock.now = 61.0
     assert await _drain(sub) == []
-    assert any(s.traj_uid == "traj-a-0" and "incomplete after 60.0s (1/2)" in s.reason for s in sub.skipped)
+    assert any(
+        s.traj_uid == "traj-a-0" and "incomplete after 60.0s (1/2)" in s.reason for s in sub.skipped
+    )
     assert 1 in source.acked
 
 

@@ -39,7 +39,7 @@ def test_prompt_goes_through_chat_template_with_generation_prompt(tokenizer):
     messages = [{"role": m.role, "content": m.content} for m in sample.prompt]
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert tok.prompt_ids == _ids(tokenizer, text)
-    assert tok.response_ids == _ids(tokenizer, "the answer is 2") + [tokenizer.eos_token_id]
+    assert tok.response_ids == [*_ids(tokenizer, "the answer is 2"), tokenizer.eos_token_id]
     assert tok.scores[-1] == 1.0 and sum(tok.scores) == 1.0
 
 
@@ -64,16 +64,17 @@ def test_multi_turn_mask_covers_model_tokens_only(tokenizer):
     (sample,) = build_samples(t, "multi_turn").samples
     tok = tokenize_sample(sample, tokenizer)
     messages = [{"role": m.role, "content": m.content} for m in sample.prompt]
-    full = messages + [
+    full = [
+        *messages,
         {"role": "assistant", "content": "python print 1 + 1"},
         {"role": "user", "content": "output 2"},
         {"role": "assistant", "content": "the answer is 2"},
     ]
     whole = _ids(tokenizer, tokenizer.apply_chat_template(full, tokenize=False))
     assert tok.prompt_ids + tok.response_ids == whole
-    reply1 = _ids(tokenizer, "python print 1 + 1") + [tokenizer.eos_token_id]
+    reply1 = [*_ids(tokenizer, "python print 1 + 1"), tokenizer.eos_token_id]
     obs = _ids(tokenizer, "\n<|im_start|>user\noutput 2<|im_end|>\n<|im_start|>assistant\n")
-    reply2 = _ids(tokenizer, "the answer is 2") + [tokenizer.eos_token_id]
+    reply2 = [*_ids(tokenizer, "the answer is 2"), tokenizer.eos_token_id]
     assert tok.loss_mask == [1] * len(reply1) + [0] * len(obs) + [1] * len(reply2)
     assert tok.scores[len(reply1) - 1] == pytest.approx(-0.1)
     assert tok.scores[-1] == pytest.approx(1.0)
@@ -117,7 +118,8 @@ def test_long_prompt_errors_when_truncation_is_error():
 def test_long_response_is_cut_and_reward_stays_on_last_kept_token():
     """Truncated responses still get their reward (and penalty) on the last kept token."""
     t = trajectory(
-        reward=1.0, turns=[turn(1, "x", valid=False, prompt_token_ids=[1], response_token_ids=list(range(8)))]
+        reward=1.0,
+        turns=[turn(1, "x", valid=False, prompt_token_ids=[1], response_token_ids=list(range(8)))],
     )
     (sample,) = build_samples(t, "per_turn").samples
     tok = tokenize_sample(sample, None, TokenOptions(max_response_length=3))
