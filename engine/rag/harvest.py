@@ -136,8 +136,10 @@ def _resolve(path: str) -> Any:
 
 def _public_members(module: ModuleType) -> Iterator[tuple[str, Any]]:
     names = getattr(module, "__all__", None)
-    if not isinstance(names, (list, tuple)):
+    declared = isinstance(names, (list, tuple))
+    if not declared:
         names = [n for n in dir(module) if not n.startswith("_")]
+    library = module.__name__.partition(".")[0]
     for attr in names:
         if not isinstance(attr, str) or attr.startswith("_"):
             continue
@@ -147,7 +149,15 @@ def _public_members(module: ModuleType) -> Iterator[tuple[str, Any]]:
                 obj = getattr(module, attr)
         except Exception:  # lazy attributes may fail to load; skip them
             continue
+        # Without __all__, dir() also lists what the module merely imported.
+        if not declared and not _defined_in(obj, library):
+            continue
         yield attr, obj
+
+
+def _defined_in(obj: Any, library: str) -> bool:
+    module = getattr(obj, "__module__", None)
+    return isinstance(module, str) and module.partition(".")[0] == library
 
 
 def _class_methods(cls: Any, library: str, inherited: bool) -> Iterator[tuple[str, Any]]:
