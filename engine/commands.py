@@ -33,6 +33,7 @@ def submission(
     config: dict[str, Any] | None = None,
     group_id: str | None = None,
     sample_index: int = 0,
+    group_size: int | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> ProblemSubmitted:
     """A ``ProblemSubmitted`` whose event id is the run id (resubmitting is a no-op)."""
@@ -51,6 +52,7 @@ def submission(
         config=config or {},
         group_id=group_id,
         sample_index=sample_index,
+        group_size=group_size,
         metadata=metadata or {},
     )
 

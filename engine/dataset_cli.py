@@ -100,7 +100,7 @@ async def _run_all(
                     run_id, problem.question, ground_truth=problem.ground_truth,
                     problem_id=problem.problem_id, data_source=problem.data_source,
                     workflow=args.workflow, config=overrides, group_id=group_id_for(name, problem.problem_id),
-                    sample_index=sample,
+                    sample_index=sample, group_size=args.samples,
                 ))
             open_runs.add(run_id)
         await asyncio.sleep(0.2)

@@ -29,12 +29,10 @@ from events import TrajectorySealed, decode
 from events.subjects import SEALED_TRAJECTORIES, STREAM
 
 
-async def _decode_message(msg: Msg) -> Any:
-    """The event carried by ``msg``.
-
-    The single place where payloads are read: switch this to the event log's
-    materialiser so Object-Store-offloaded trajectories are fetched.
-    """
+async def _decode_message(msg: Msg, log: Any = None) -> Any:
+    """The event carried by ``msg``; big bodies are fetched from the Object Store via ``log``."""
+    if log is not None:
+        return decode(await log.materialize(msg.data, msg.headers))
     return decode(msg.data)
 
 
@@ -70,8 +68,12 @@ class JetStreamDelivery:
 class JetStreamRolloutSource:
     """Sealed trajectories from stream ``APOLLO`` through one durable pull consumer."""
 
-    def __init__(self, js: JetStreamContext, sub: Any, *, stream: str, durable: str) -> None:
+    def __init__(
+        self, js: JetStreamContext, sub: Any, *, stream: str, durable: str, log: Any = None
+    ) -> None:
         self.js = js
+        self.log = log
+        """A JetStreamEventLog, when given, reads Object-Store-offloaded trajectories."""
         self.stream = stream
         self.durable = durable
         self.rejected: list[tuple[int, str]] = []
@@ -88,6 +90,7 @@ class JetStreamRolloutSource:
         filter_subject: str = SEALED_TRAJECTORIES,
         ack_wait: float = 60.0,
         max_ack_pending: int = 100_000,
+        log: Any = None,
     ) -> JetStreamRolloutSource:
         """Create (or bind to) the durable consumer and subscribe to it."""
         config = api.ConsumerConfig(
@@ -101,7 +104,7 @@ class JetStreamRolloutSource:
         )
         await js.add_consumer(stream, config)
         sub = await js.pull_subscribe_bind(durable=durable, stream=stream)
-        return cls(js, sub, stream=stream, durable=durable)
+        return cls(js, sub, stream=stream, durable=durable, log=log)
 
     async def fetch(self, max_messages: int, timeout: float) -> list[JetStreamDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
         """Up to ``max_messages`` trajectories; ``[]`` when none arrive within ``timeout``."""
@@ -126,7 +129,7 @@ class JetStreamRolloutSource:
 
     async def _deliver(self, msg: Msg) -> JetStreamDelivery | None:
         try:
-            event = await _decode_message(msg)
+            event = await _decode_message(msg, self.log)
         except (ValueError, nats.js.errors.Error) as exc:
             return await self._reject(msg, f"undecodable: {exc}")
         if not isinstance(event, TrajectorySealed):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -70,19 +71,29 @@ def export_events(events: Iterable[Any], args: argparse.Namespace) -> ExportRepo
     )
 
 
-def run_export(args: argparse.Namespace) -> int:
-    """CLI handler: 0 on success, 1 when the input cannot be read."""
-    if args.events is None:
-        print(
-            "apollo export: reading from the event log is not wired yet; pass --events FILE.jsonl",
-            file=sys.stderr,
-        )
-        return 1
+async def _log_events(settings: Any) -> list[Event]:
+    """Every sealed trajectory recorded in the event log."""
+    from engine.bootstrap import open_runtime
+    from events.subjects import SEALED_TRAJECTORIES
+
+    runtime = await open_runtime(settings, start_server=True)
     try:
-        events, errors = read_events_file(args.events)
-    except OSError as exc:
-        print(f"apollo export: cannot read {args.events}: {exc}", file=sys.stderr)
-        return 1
+        return [record.event async for record in runtime.log.read_all(SEALED_TRAJECTORIES)]
+    finally:
+        await runtime.close()
+
+
+def run_export(args: argparse.Namespace, settings: Any = None) -> int:
+    """CLI handler: 0 on success, 1 when the input cannot be read."""
+    errors: list[str] = []
+    if args.events is None:
+        events = asyncio.run(_log_events(settings))
+    else:
+        try:
+            events, errors = read_events_file(args.events)
+        except OSError as exc:
+            print(f"apollo export: cannot read {args.events}: {exc}", file=sys.stderr)
+            return 1
     for error in errors:
         print(f"apollo export: skipped unreadable line {error}", file=sys.stderr)
     report = export_events(events, args)

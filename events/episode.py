@@ -67,6 +67,8 @@ class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"
     sample_index: int
     data_source: str
     turns: list[Turn]
+    group_size: int | None = None
+    """Samples in this trajectory's group, when known (lets a trainer close groups)."""
     reward: float
     """Outcome reward of the trajectory (the grade)."""
     score: float

@@ -28,6 +28,8 @@ class ProblemSubmitted(Event, frozen=True, kw_only=True, tag="problem.submitted"
     """Samples of the same problem share a group (GRPO); defaults to the run id."""
     sample_index: int = 0
     """Index of this sample within its group."""
+    group_size: int | None = None
+    """How many samples the group will have (GRPO), when the submitter knows it."""
     parent_run_id: str | None = None
     """Set on forks: the run whose prefix this run continues."""
     fork_seq: int | None = None

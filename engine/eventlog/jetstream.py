@@ -218,6 +218,10 @@ class JetStreamEventLog:
         finally:
             await sub.unsubscribe()
 
+    async def materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
+        """The real body of a message: fetched from the Object Store when it is a stub."""
+        return await self._materialize(data, headers)
+
     async def _materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
         digest = (headers or {}).get(PAYLOAD_HEADER)
         if not digest:

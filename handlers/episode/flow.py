@@ -111,6 +111,7 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
         TrajectorySealed, "sealed",
         problem_id=problem.problem_id, group_id=problem.group_id or problem.run_id,
         sample_index=problem.sample_index, data_source=problem.data_source,
+        group_size=problem.group_size,
         turns=trajectory_turns(state), reward=event.score, score=event.score,
         done_reason=event.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=event.done_reason not in ("model_failed",), episode=MAIN,
