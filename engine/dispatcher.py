@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -28,6 +30,18 @@ from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for
 
 log = structlog.get_logger("apollo.dispatcher")
+
+
+class DispatchObserver(Protocol):
+    """Optional hooks for metrics; called inline, so implementations must be cheap."""
+
+    def acked(self, tag: str) -> None: ...
+
+    def handled(self, tag: str, handler: str, seconds: float) -> None: ...
+
+    def failed(self, tag: str, handler: str, gave_up: bool) -> None: ...
+
+    def redelivered(self, tag: str, deliveries: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -53,8 +67,10 @@ class Dispatcher:
         routes: Sequence[Route],
         services: Services,
         settings: DispatcherSettings | None = None,
+        observer: DispatchObserver | None = None,
     ) -> None:
         self.log = event_log
+        self.observer = observer
         self.routes = list(routes)
         self.services = services
         self.settings = settings or DispatcherSettings()
@@ -109,9 +125,10 @@ class Dispatcher:
             log.warning("unknown_event_skipped", tag=event.tag)
             await delivery.ack()
             return
-        structlog.contextvars.bind_contextvars(
-            run_id=event.run_id, event_id=event.event_id, tag=tag_of(type(event))
-        )
+        tag = tag_of(type(event))
+        structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, tag=tag)
+        if self.observer is not None and delivery.deliveries > 1:
+            self.observer.redelivered(tag, delivery.deliveries)
         try:
             for route in routes_for(self.routes, type(event)):
                 await self._run_route(route, event, delivery)
@@ -120,6 +137,8 @@ class Dispatcher:
             return
         await delivery.ack()
         self.handled += 1
+        if self.observer is not None:
+            self.observer.acked(tag)
 
     async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
         key = f"{route.name}.{event.event_id}"
@@ -138,7 +157,10 @@ class Dispatcher:
             wall_clock=route.kind == "effect",
         )
         structlog.contextvars.bind_contextvars(handler=route.name)
+        started = time.perf_counter()
         outputs = await self._with_heartbeat(route.handler(event, ctx), delivery)
+        if self.observer is not None:
+            self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
         for output in outputs:
             if output.event_id not in caused:
                 await self.log.append(output)
@@ -174,7 +196,11 @@ class Dispatcher:
         await delivery.ack()
 
     async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
-        if delivery.deliveries < self.settings.max_deliveries:
+        gave_up = delivery.deliveries >= self.settings.max_deliveries
+        if self.observer is not None:
+            handler = structlog.contextvars.get_contextvars().get("handler", "?")
+            self.observer.failed(tag_of(type(event)), handler, gave_up)
+        if not gave_up:
             delay = self._backoff(delivery.deliveries)
             log.warning("handler_retry", error=repr(exc), deliveries=delivery.deliveries, delay=delay)
             await delivery.nak(delay)
