@@ -279,16 +279,21 @@ class PythonSandbox:
         return worker
 
     async def _handshake(self, worker: _Worker) -> None:
-        message, fds = await aio.recv_msg(worker.status, max_fds=1)
-        tag, body = protocol.unpack(message)
-        if tag == protocol.PIDFD and fds:
-            worker.pidfd = fds[0]
-            message, _ = await aio.recv_msg(worker.status)
+        """Collect the init's pidfd (from A) and READY (from D), which may come in any order."""
+        applied: dict[str, Any] | None = None
+        while worker.pidfd < 0 or applied is None:
+            message, fds = await aio.recv_msg(worker.status, max_fds=1)
             tag, body = protocol.unpack(message)
-        if tag != protocol.READY:
-            detail = body.get("error") or "the worker ended during set-up"
-            raise WorkerFailed(f"sandbox worker failed: {detail}")
-        worker.applied = {**body["applied"], "rlimits": True}
+            if tag == protocol.PIDFD and fds and worker.pidfd < 0:
+                worker.pidfd = fds.pop()
+            elif tag == protocol.READY:
+                applied = body["applied"]
+            else:
+                detail = body.get("error") or "the worker ended during set-up"
+                raise WorkerFailed(f"sandbox worker failed: {detail}")
+            for fd in fds:
+                os.close(fd)
+        worker.applied = {**applied, "rlimits": True}
         self._protections = dict(worker.applied)
 
     def _check(self, applied: dict[str, Any]) -> None:
