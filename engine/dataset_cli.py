@@ -64,10 +64,11 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         async with local_workers(runtime, enabled=not engine_running):
             run_ids = await _run_all(runtime, name, jobs, args, overrides)
-        rows = [result_row(run_id, [r.event for r in await runtime.log.read_run(run_id)]) for run_id in run_ids]
-        results = [r for r in (sample_result([x.event for x in await runtime.log.read_run(i)]) for i in run_ids) if r]
+        histories = {run_id: [r.event for r in await runtime.log.read_run(run_id)] for run_id in run_ids}
     finally:
         await runtime.close()
+    rows = [result_row(run_id, events) for run_id, events in histories.items()]
+    results = [result for result in map(sample_result, histories.values()) if result is not None]
     out = Path(args.out or f"results/{name}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(row) + "\n" for row in rows))
