@@ -49,7 +49,9 @@ class Runtime:
     def dispatcher(self, concurrency: int | None = None) -> Dispatcher:
         worker = self.settings.worker
         settings = DispatcherSettings(
-            concurrency=concurrency or worker.concurrency, max_deliveries=worker.max_deliveries
+            concurrency=concurrency or worker.concurrency,
+            max_deliveries=worker.max_deliveries,
+            heartbeat=max(0.2, self.settings.nats.ack_wait / 3),
         )
         return Dispatcher(self.log, ROUTES, self.wire_services(), settings)
 
@@ -86,6 +88,7 @@ async def open_runtime(settings: Settings, *, start_server: bool) -> Runtime:
             inline_limit=settings.nats.inline_limit,
             max_event_bytes=settings.nats.max_event_bytes,
             replicas=settings.nats.replicas,
+            ack_wait=settings.nats.ack_wait,
         )
     except Exception:
         if server is not None:

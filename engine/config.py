@@ -60,6 +60,8 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     inline_limit: int = 256 * 1024
     """Event bodies above this many bytes go to the Object Store."""
     max_event_bytes: int = 8 * 1024 * 1024
+    ack_wait: float = 60.0
+    """Seconds before an unacknowledged delivery is redelivered (workers heartbeat meanwhile)."""
 
 
 class WorkerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -63,6 +63,7 @@ class JetStreamEventLog:
         inline_limit: int = 256 * 1024,
         max_event_bytes: int = 8 * 1024 * 1024,
         replicas: int | None = None,
+        ack_wait: float | None = None,
         connect_timeout: float = 5.0,
         name: str = "apollo",
     ) -> JetStreamEventLog:
@@ -88,13 +89,13 @@ class JetStreamEventLog:
             max_event_bytes=max_event_bytes,
         )
         try:
-            await log._ensure(replicas)
+            await log._ensure(replicas, ack_wait)
         except Exception:
             await nc.close()
             raise
         return log
 
-    async def _ensure(self, replicas: int | None) -> None:
+    async def _ensure(self, replicas: int | None, ack_wait: float | None = None) -> None:
         try:
             config = self.definitions.stream_config(replicas=replicas)
             try:
@@ -103,7 +104,10 @@ class JetStreamEventLog:
             except nats.js.errors.NotFoundError:
                 await self.js.add_stream(config)
             for spec in self.definitions.consumers:
-                await self.js.add_consumer(config.name, self.definitions.consumer_config(spec["durable_name"]))
+                consumer = self.definitions.consumer_config(spec["durable_name"])
+                if ack_wait:
+                    consumer.ack_wait = ack_wait
+                await self.js.add_consumer(config.name, consumer)
             buckets = self.definitions.buckets
             kv_specs = {b["bucket"]: b for b in buckets.get("key_value", [])}
             self._handled = await self._kv(kv_specs["apollo-handled"], replicas)
