@@ -25,14 +25,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.sandbox import PythonSandbox, SandboxConfig  # noqa: E402
+from engine.sandbox import PythonSandbox, SandboxConfig
 
 SNIPPETS = {
     "trivial": "print(1 + 1)",
     "sympy": "from sympy import symbols, solve\nx = symbols('x')\nprint(solve(x**2 - 5*x + 6, x))",
 }
-_PREIMPORTS = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math",
-               "random", "statistics", "itertools", "functools", "operator", "io", "sys", "json")
+_PREIMPORTS = (
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
+)
 TARGETS = {"trivial": 3.0, "sympy": 20.0}
 
 
@@ -50,8 +66,14 @@ def cold_call(code: str) -> float:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(reference_wrap(code))
-        done = subprocess.run([sys.executable, path], capture_output=True, text=True,
-                              timeout=60, env=os.environ.copy(), check=False)
+        done = subprocess.run(
+            [sys.executable, path],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=os.environ.copy(),
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
     finally:
         os.unlink(path)
@@ -90,18 +112,22 @@ async def main() -> None:
             warm = await sandbox_calls(box, code, n_box, args.gap)
             (c_med, c_p90), (w_med, w_p90) = summary(cold), summary(warm)
             ratio = c_med / w_med
-            print(f"{name:8} cold python: median {c_med * 1e3:7.1f} ms  p90 {c_p90 * 1e3:7.1f} ms"
-                  f" | sandbox: median {w_med * 1e3:6.1f} ms  p90 {w_p90 * 1e3:6.1f} ms"
-                  f" | {ratio:5.1f}x faster (target >= {TARGETS[name]:g}x)"
-                  f" p90 ratio {c_p90 / w_p90:5.1f}x")
+            print(
+                f"{name:8} cold python: median {c_med * 1e3:7.1f} ms  p90 {c_p90 * 1e3:7.1f} ms"
+                f" | sandbox: median {w_med * 1e3:6.1f} ms  p90 {w_p90 * 1e3:6.1f} ms"
+                f" | {ratio:5.1f}x faster (target >= {TARGETS[name]:g}x)"
+                f" p90 ratio {c_p90 / w_p90:5.1f}x"
+            )
             if ratio < TARGETS[name]:
                 failed.append(name)
         burst = 16
         started = time.perf_counter()
         await asyncio.gather(*(box.run(SNIPPETS["trivial"]) for _ in range(burst)))
         elapsed = time.perf_counter() - started
-        print(f"burst of {burst} concurrent trivial calls: {elapsed * 1e3:.0f} ms "
-              f"({burst / elapsed:.0f} calls/s)")
+        print(
+            f"burst of {burst} concurrent trivial calls: {elapsed * 1e3:.0f} ms "
+            f"({burst / elapsed:.0f} calls/s)"
+        )
     if failed:
         print(f"below target: {', '.join(failed)}")
 

@@ -35,8 +35,9 @@ def register(subparsers: Any) -> None:
     run.add_argument("file", nargs="?", help="Python file to run ('-' for stdin)")
     run.add_argument("-c", dest="code", help="code to run instead of a file")
     run.add_argument("--timeout", type=float, default=None, help="seconds (default 30)")
-    run.add_argument("--allow-degraded", action="store_true",
-                     help="run even if some protections are unavailable")
+    run.add_argument(
+        "--allow-degraded", action="store_true", help="run even if some protections are unavailable"
+    )
     run.set_defaults(func=lambda args: _run(args, run))
     check = commands.add_parser("protections", help="list the protections this machine gives")
     check.set_defaults(func=lambda args: _protections())

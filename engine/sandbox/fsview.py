@@ -31,8 +31,13 @@ def build(python_paths: list[str], uid: int, scratch_bytes: int, mount_proc: boo
     _make_etc(root, uid)
     _make_dev(root)
     os.makedirs(root + SCRATCH, exist_ok=True)
-    sc.mount("apollo-scratch", root + SCRATCH, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV,
-             f"size={scratch_bytes},mode=0700,uid={uid},gid={uid}")
+    sc.mount(
+        "apollo-scratch",
+        root + SCRATCH,
+        "tmpfs",
+        sc.MS_NOSUID | sc.MS_NODEV,
+        f"size={scratch_bytes},mode=0700,uid={uid},gid={uid}",
+    )
     os.makedirs(root + "/proc", exist_ok=True)
     if mount_proc:
         sc.mount("proc", root + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
@@ -72,8 +77,9 @@ def _expose(root: str, path: str) -> None:
         with open(target, "w"):
             pass
     sc.mount(path, target, None, sc.MS_BIND | sc.MS_REC)
-    sc.mount(None, target, None,
-             sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
+    sc.mount(
+        None, target, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV
+    )
 
 
 def _make_etc(root: str, uid: int) -> None:
@@ -92,6 +98,10 @@ def _make_dev(root: str) -> None:
     os.makedirs(root + "/dev", exist_ok=True)
     for name in _DEV_NODES:
         _expose(root, f"/dev/{name}")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")

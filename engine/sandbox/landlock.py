@@ -33,8 +33,9 @@ class _PathBeneath(ctypes.Structure):
 def abi_version() -> int:
     """The kernel's Landlock ABI version, 0 when unavailable."""
     try:
-        return syscalls.syscall(syscalls.SYS_LANDLOCK_CREATE_RULESET, None, 0,
-                                _CREATE_RULESET_VERSION)
+        return syscalls.syscall(
+            syscalls.SYS_LANDLOCK_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION
+        )
     except OSError:
         return 0
 
@@ -59,13 +60,15 @@ def restrict(read_paths: list[str], write_paths: list[str]) -> int:
     if abi <= 0:
         return 0
     handled = _fs_mask(abi)
-    attr = _RulesetAttr(fs=handled, net=_NET_ALL if abi >= 4 else 0,
-                        scoped=_SCOPE_ALL if abi >= 6 else 0)
+    attr = _RulesetAttr(
+        fs=handled, net=_NET_ALL if abi >= 4 else 0, scoped=_SCOPE_ALL if abi >= 6 else 0
+    )
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
     ruleset = syscalls.syscall(syscalls.SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0)
     try:
         read_mask = _EXECUTE | _READ_FILE | _READ_DIR
-        for path, mask in [(p, read_mask) for p in read_paths] + [(p, handled) for p in write_paths]:
+        rules = [(p, read_mask) for p in read_paths] + [(p, handled) for p in write_paths]
+        for path, mask in rules:
             _allow(ruleset, path, mask)
         syscalls.syscall(syscalls.SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0)
     finally:
@@ -82,7 +85,8 @@ def _allow(ruleset: int, path: str, mask: int) -> None:
         if not os.path.isdir(path):
             mask &= _EXECUTE | _WRITE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
         rule = _PathBeneath(allowed=mask, parent_fd=fd)
-        syscalls.syscall(syscalls.SYS_LANDLOCK_ADD_RULE, ruleset, _RULE_PATH_BENEATH,
-                         ctypes.byref(rule), 0)
+        syscalls.syscall(
+            syscalls.SYS_LANDLOCK_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0
+        )
     finally:
         os.close(fd)

@@ -35,8 +35,12 @@ class SandboxOutcome:
 def tool_json(outcome: SandboxOutcome) -> tuple[str, float]:
     """The reference's ``text_result`` JSON (``json.dumps``, ASCII-escaped) and its score."""
     if outcome.ok:
-        payload: dict[str, Any] = {"result": outcome.stdout, "stderr": outcome.stderr,
-                                   "status": "success", "returncode": 0}
+        payload: dict[str, Any] = {
+            "result": outcome.stdout,
+            "stderr": outcome.stderr,
+            "status": "success",
+            "returncode": 0,
+        }
         return json.dumps(payload), 1.0
     payload = {
         "result": outcome.stderr or f"Code execution failed: {outcome.run_status}",
@@ -55,5 +59,6 @@ def empty_code_json() -> tuple[str, float]:
 
 def exception_json(message: str) -> tuple[str, float]:
     """The reference's answer when the tool itself failed."""
-    return json.dumps({"result": f"Exception during python_code execution: {message}",
-                       "status": "error"}), 0.0
+    return json.dumps(
+        {"result": f"Exception during python_code execution: {message}", "status": "error"}
+    ), 0.0

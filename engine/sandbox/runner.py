@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import contextlib
 import linecache
 import sys
+import threading
 import traceback
 import types
 from typing import Any
@@ -16,8 +18,22 @@ from typing import Any
 from engine.sandbox.source import FILENAME, Prepared, prepare
 
 PRE_IMPORTED = (
-    "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random",
-    "statistics", "itertools", "functools", "operator", "io", "sys", "json",
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
 )
 """Modules whose names the reference imported into every snippet (star-imported as well)."""
 
@@ -45,12 +61,17 @@ def warm_up() -> None:
 
     for name in HEAVY_MODULES:
         importlib.import_module(name)
-    for name in ("scipy.optimize", "scipy.special", "scipy.integrate", "scipy.linalg",
-                 "scipy.stats", "sympy.ntheory", "numpy.linalg"):
-        try:
+    for name in (
+        "scipy.optimize",
+        "scipy.special",
+        "scipy.integrate",
+        "scipy.linalg",
+        "scipy.stats",
+        "sympy.ntheory",
+        "numpy.linalg",
+    ):
+        with contextlib.suppress(ImportError):  # depends on the installed build
             importlib.import_module(name)
-        except ImportError:  # pragma: no cover - depends on the installed build
-            pass
     import sympy
 
     x = sympy.Symbol("x")
@@ -79,7 +100,7 @@ def execute(code: str, template: dict[str, Any]) -> int:
         exec(compiled, main.__dict__)
     except SystemExit as exc:
         return _exit_status(exc)
-    except BaseException as exc:  # noqa: BLE001 - everything the user raised is reported
+    except BaseException as exc:
         sys.stderr.write(format_exception(exc, prepared))
         return 1
     finally:
@@ -98,16 +119,11 @@ def _exit_status(exc: SystemExit) -> int:
 
 
 def _finish_threads_and_atexit() -> None:
-    import threading
-
-    try:
-        threading._shutdown()  # type: ignore[attr-defined]  # join non-daemon threads
-    except BaseException:  # noqa: BLE001,S110 - best effort, as at interpreter exit
-        pass
-    try:
+    # Best effort, as at interpreter exit: join non-daemon threads, run atexit handlers.
+    with contextlib.suppress(BaseException):
+        threading._shutdown()  # type: ignore[attr-defined]
+    with contextlib.suppress(BaseException):
         atexit._run_exitfuncs()
-    except BaseException:  # noqa: BLE001,S110
-        pass
 
 
 def _register_source(code: str) -> None:

@@ -25,8 +25,10 @@ from engine.sandbox.config import SandboxConfig
 from engine.sandbox.errors import SandboxError, SandboxUnavailable, WorkerFailed
 from engine.sandbox.outcome import ERROR, FINISHED, TIMEOUT, SandboxOutcome
 
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from engine.sandbox.zygote import main; main(int(sys.argv[2]), sys.argv[1])")
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from engine.sandbox.zygote import main; main(int(sys.argv[2]), sys.argv[1])"
+)
 _PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 _SIGNAL_NOTES = {
     signal.SIGXCPU: "CPU time limit exceeded",
@@ -136,7 +138,11 @@ class PythonSandbox:
             worker.close()
         await self._stop_server()
 
-    async def run(self, code: str, timeout: float | None = None) -> SandboxOutcome:
+    async def run(
+        self,
+        code: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - the sandboxed code's limit, not ours
+    ) -> SandboxOutcome:
         """Run ``code`` in a fresh worker and report what it printed and how it ended."""
         if not isinstance(code, str):
             raise TypeError(f"code must be str, not {type(code).__name__}")
@@ -147,8 +153,10 @@ class PythonSandbox:
             raise ValueError("timeout must be positive")
         data = code.encode("utf-8", "surrogatepass")
         if len(data) > self.config.max_code_bytes:
-            message = (f"Code too large: {len(data)} bytes "
-                       f"(the limit is {self.config.max_code_bytes} bytes).")
+            message = (
+                f"Code too large: {len(data)} bytes "
+                f"(the limit is {self.config.max_code_bytes} bytes)."
+            )
             return SandboxOutcome(stdout="", stderr=message, returncode=-1, run_status=ERROR)
         async with self._slots:
             worker = self._spares.popleft() if self._spares else await self._spawn()
@@ -164,10 +172,18 @@ class PythonSandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._server = await asyncio.create_subprocess_exec(
-                self.config.python or sys.executable, "-I", "-c", _BOOT, _PROJECT_ROOT,
-                str(theirs.fileno()), pass_fds=(theirs.fileno(),), env={},
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True,
+                self.config.python or sys.executable,
+                "-I",
+                "-c",
+                _BOOT,
+                _PROJECT_ROOT,
+                str(theirs.fileno()),
+                pass_fds=(theirs.fileno(),),
+                env={},
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
             )
         finally:
             theirs.close()
@@ -258,8 +274,11 @@ class PythonSandbox:
         worker = _Worker(code_w, out_r, err_r, status, -1, uid, {})
         try:
             try:
-                await aio.send_msg(self._server_sock, json.dumps(request).encode(),
-                                   [code_r, out_w, err_w, child_status.fileno()])
+                await aio.send_msg(
+                    self._server_sock,
+                    json.dumps(request).encode(),
+                    [code_r, out_w, err_w, child_status.fileno()],
+                )
             except OSError as exc:
                 raise WorkerFailed(f"the fork server is gone: {exc}") from exc
             finally:
@@ -299,8 +318,11 @@ class PythonSandbox:
     def _check(self, applied: dict[str, Any]) -> None:
         if self.config.allow_degraded:
             return
-        missing = {name: applied.get(name, "unknown") for name in self.config.required
-                   if applied.get(name) is not True}
+        missing = {
+            name: applied.get(name, "unknown")
+            for name in self.config.required
+            if applied.get(name) is not True
+        }
         if missing:
             detail = ", ".join(f"{k} ({v})" for k, v in missing.items())
             raise SandboxUnavailable(
@@ -310,14 +332,16 @@ class PythonSandbox:
 
     async def _execute(self, worker: _Worker, data: bytes, limit: float) -> SandboxOutcome:
         cfg = self.config
-        header = {"limits": {
-            "cpu_seconds": int(limit + cfg.cpu_grace_s) + 1,
-            "address_space_bytes": cfg.memory_bytes,
-            "file_size_bytes": cfg.file_size_bytes,
-            "open_files": cfg.open_files,
-            "processes": cfg.processes,
-            "core_bytes": 0,
-        }}
+        header = {
+            "limits": {
+                "cpu_seconds": int(limit + cfg.cpu_grace_s) + 1,
+                "address_space_bytes": cfg.memory_bytes,
+                "file_size_bytes": cfg.file_size_bytes,
+                "open_files": cfg.open_files,
+                "processes": cfg.processes,
+                "core_bytes": 0,
+            }
+        }
         payload = json.dumps(header).encode() + b"\n" + data
         out, err = _Capture(cfg.max_output_bytes), _Capture(cfg.max_output_bytes)
         killed: list[str] = []
@@ -329,8 +353,10 @@ class PythonSandbox:
 
         started = time.monotonic()
         writer = asyncio.ensure_future(self._send_code(worker, payload))
-        readers = [asyncio.ensure_future(_drain(worker.out_r, out, on_output)),
-                   asyncio.ensure_future(_drain(worker.err_r, err, on_output))]
+        readers = [
+            asyncio.ensure_future(_drain(worker.out_r, out, on_output)),
+            asyncio.ensure_future(_drain(worker.err_r, err, on_output)),
+        ]
         status_body: dict[str, Any] = {}
         try:
             message, _ = await asyncio.wait_for(aio.recv_msg(worker.status), limit)
@@ -382,31 +408,67 @@ async def _drain(fd: int, capture: _Capture, on_output: Any) -> None:
         on_output()
 
 
-def _outcome(out: _Capture, err: _Capture, status: dict[str, Any], killed: list[str],
-             limit: float, duration: float, applied: dict[str, Any]) -> SandboxOutcome:
+def _outcome(
+    out: _Capture,
+    err: _Capture,
+    status: dict[str, Any],
+    killed: list[str],
+    limit: float,
+    duration: float,
+    applied: dict[str, Any],
+) -> SandboxOutcome:
     stdout, out_cut = out.text()
     stderr, err_cut = err.text()
-    common = {"duration_s": duration, "cpu_s": float(status.get("cpu_s", 0.0)),
-              "stdout_truncated": out_cut, "stderr_truncated": err_cut,
-              "protections": dict(applied)}
+    common = {
+        "duration_s": duration,
+        "cpu_s": float(status.get("cpu_s", 0.0)),
+        "stdout_truncated": out_cut,
+        "stderr_truncated": err_cut,
+        "protections": dict(applied),
+    }
     if killed and killed[0] == "timeout":
-        return SandboxOutcome(stdout=stdout, stderr=f"Code execution timed out after {limit:g} seconds",
-                              returncode=-1, run_status=TIMEOUT, killed_for="timeout", **common)
+        message = f"Code execution timed out after {limit:g} seconds"
+        return SandboxOutcome(
+            stdout=stdout,
+            stderr=message,
+            returncode=-1,
+            run_status=TIMEOUT,
+            killed_for="timeout",
+            **common,
+        )
     if killed:
-        note = (f"Output limit exceeded: the process was killed after writing more than "
-                f"{out.total + err.total} bytes.")
-        return SandboxOutcome(stdout=stdout, stderr=_append(stderr, note), returncode=-9,
-                              run_status=ERROR, killed_for="output", **common)
+        note = (
+            f"Output limit exceeded: the process was killed after writing more than "
+            f"{out.total + err.total} bytes."
+        )
+        return SandboxOutcome(
+            stdout=stdout,
+            stderr=_append(stderr, note),
+            returncode=-9,
+            run_status=ERROR,
+            killed_for="output",
+            **common,
+        )
     code = status.get("returncode")
     if not isinstance(code, int):
-        return SandboxOutcome(stdout=stdout, stderr=_append(stderr, "The worker ended unexpectedly."),
-                              returncode=-9, run_status=ERROR, **common)
+        note = "The worker ended unexpectedly."
+        return SandboxOutcome(
+            stdout=stdout, stderr=_append(stderr, note), returncode=-9, run_status=ERROR, **common
+        )
     if code < 0:
-        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
         note = _SIGNAL_NOTES.get(-code, "Process killed")
         stderr = _append(stderr, f"{note} ({name}).")
-    return SandboxOutcome(stdout=stdout, stderr=stderr, returncode=code,
-                          run_status=FINISHED if code == 0 else ERROR, **common)
+    return SandboxOutcome(
+        stdout=stdout,
+        stderr=stderr,
+        returncode=code,
+        run_status=FINISHED if code == 0 else ERROR,
+        **common,
+    )
 
 
 def _exit_report(message: bytes) -> dict[str, Any]:
@@ -416,8 +478,10 @@ def _exit_report(message: bytes) -> dict[str, Any]:
         if tag == protocol.DONE:
             return {"returncode": int(body["returncode"]), "cpu_s": float(body["cpu_s"])}
         if tag == protocol.STATUS:
-            return {"returncode": os.waitstatus_to_exitcode(int(body["status"])),
-                    "cpu_s": float(body["cpu_s"])}
+            return {
+                "returncode": os.waitstatus_to_exitcode(int(body["status"])),
+                "cpu_s": float(body["cpu_s"]),
+            }
     except (ValueError, KeyError, TypeError):
         pass
     return {}

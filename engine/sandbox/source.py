@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 FILENAME = "<string>"
 """The file name tracebacks show for the user's code (no temp-file names)."""
 
-_FSTRING = re.compile(
-    r"(?<![A-Za-z0-9_])(?:[rR][fF]|[fF][rR]?)(\"\"\"|'''|\"|')(.*?)\1", re.DOTALL
-)
+_FSTRING = re.compile(r"(?<![A-Za-z0-9_])(?:[rR][fF]|[fF][rR]?)(\"\"\"|'''|\"|')(.*?)\1", re.DOTALL)
 _FENCE_OPEN = re.compile(r"^\s*```[A-Za-z0-9_+-]*\s*$")
 _FENCE_CLOSE = re.compile(r"^\s*```\s*$")
 
@@ -88,12 +86,18 @@ def _print_trailing_value(tree: ast.Module) -> ast.Module:
         )
         tree.body[-1] = ast.copy_location(assign, last)
         target = ast.Name(id="__apollo_value__", ctx=ast.Load())
-    elif isinstance(last, ast.Assign) and len(last.targets) == 1:
-        if isinstance(last.targets[0], ast.Name):
-            target = ast.Name(id=last.targets[0].id, ctx=ast.Load())
-    elif isinstance(last, (ast.AnnAssign, ast.AugAssign)) and isinstance(last.target, ast.Name):
-        if not (isinstance(last, ast.AnnAssign) and last.value is None):
-            target = ast.Name(id=last.target.id, ctx=ast.Load())
+    elif (
+        isinstance(last, ast.Assign)
+        and len(last.targets) == 1
+        and isinstance(last.targets[0], ast.Name)
+    ):
+        target = ast.Name(id=last.targets[0].id, ctx=ast.Load())
+    elif (
+        isinstance(last, (ast.AnnAssign, ast.AugAssign))
+        and isinstance(last.target, ast.Name)
+        and not (isinstance(last, ast.AnnAssign) and last.value is None)
+    ):
+        target = ast.Name(id=last.target.id, ctx=ast.Load())
     if target is None:
         return tree
     tree.body.append(_print_if_not_none(target, last))
@@ -103,17 +107,13 @@ def _print_trailing_value(tree: ast.Module) -> ast.Module:
 
 def _is_print_call(node: ast.expr) -> bool:
     return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "print"
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
     )
 
 
 def _print_if_not_none(value: ast.expr, where: ast.stmt) -> ast.stmt:
     check = ast.Compare(left=value, ops=[ast.IsNot()], comparators=[ast.Constant(None)])
-    call = ast.Expr(
-        ast.Call(func=ast.Name(id="print", ctx=ast.Load()), args=[value], keywords=[])
-    )
+    call = ast.Expr(ast.Call(func=ast.Name(id="print", ctx=ast.Load()), args=[value], keywords=[]))
     stmt = ast.If(test=check, body=[call], orelse=[])
     for node in ast.walk(stmt):
         ast.copy_location(node, where)
@@ -193,8 +193,9 @@ def strip_fences(code: str) -> tuple[str, list[int]]:
     lines = code.split("\n")
     if not any(_FENCE_OPEN.match(line) for line in lines):
         return code, []
-    return "\n".join("" if _FENCE_OPEN.match(ln) or _FENCE_CLOSE.match(ln) else ln
-                     for ln in lines), []
+    return "\n".join(
+        "" if _FENCE_OPEN.match(ln) or _FENCE_CLOSE.match(ln) else ln for ln in lines
+    ), []
 
 
 def _both(code: str) -> tuple[str, list[int]]:

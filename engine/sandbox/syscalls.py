@@ -54,12 +54,15 @@ def unshare(flags: int) -> None:
     _check(libc().unshare(flags), "unshare")
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int,
-          data: str | None = None) -> None:
+def mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
     """mount(2)."""
     enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    _check(libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
-                        enc(data)), f"mount {target}")
+    _check(
+        libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        f"mount {target}",
+    )
 
 
 def umount(target: str, flags: int = MNT_DETACH) -> None:

@@ -30,12 +30,12 @@ class PythonCodeTool:
         """Run ``tool_input`` and render the outcome as the reference did."""
         settings = settings if isinstance(settings, dict) else {}
         if settings.get("enable_python_code", True) is False:
-            text = json.dumps({"result": "Python code execution is not enabled.",
-                               "status": "disabled"})
+            text = json.dumps(
+                {"result": "Python code execution is not enabled.", "status": "disabled"}
+            )
             return ToolResult(text=text, score=0.0)
         if not isinstance(tool_input, str):
-            text, score = exception_json(
-                f"code must be a string, not {type(tool_input).__name__}")
+            text, score = exception_json(f"code must be a string, not {type(tool_input).__name__}")
             return ToolResult(text=text, score=score)
         if not tool_input.strip():
             text, score = empty_code_json()

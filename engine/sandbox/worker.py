@@ -10,6 +10,7 @@ host can refuse a worker that is less protected than required.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import json
 import os
@@ -65,15 +66,23 @@ def run_a(request: dict[str, Any], fds: list[int], template: dict[str, Any]) -> 
     os._exit(0)
 
 
-def run_c(request: dict[str, Any], applied: dict[str, Any], status: socket.socket,
-          template: dict[str, Any]) -> None:
+def run_c(
+    request: dict[str, Any],
+    applied: dict[str, Any],
+    status: socket.socket,
+    template: dict[str, Any],
+) -> None:
     """Process C, the namespace's init: file-system view, fork D, reap, report D's status."""
     sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
     in_pid_ns = applied.get("pid_namespace") is True and os.getpid() == 1
     if applied.get("mount_namespace") is True:
         try:
-            fsview.build(request["python_paths"], request["uid"], request["scratch_bytes"],
-                         mount_proc=in_pid_ns)
+            fsview.build(
+                request["python_paths"],
+                request["uid"],
+                request["scratch_bytes"],
+                mount_proc=in_pid_ns,
+            )
             applied["filesystem_view"] = True
         except OSError as exc:
             applied["filesystem_view"] = f"failed: {exc}"
@@ -92,8 +101,11 @@ def run_c(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
         except ChildProcessError:
             break
         if pid == child:
-            body = {"status": wait_status, "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "max_rss_kb": usage.ru_maxrss}
+            body = {
+                "status": wait_status,
+                "cpu_s": usage.ru_utime + usage.ru_stime,
+                "max_rss_kb": usage.ru_maxrss,
+            }
             status.send(protocol.pack(protocol.STATUS, body))
             break
     if not in_pid_ns:
@@ -101,8 +113,12 @@ def run_c(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
     os._exit(0)
 
 
-def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socket,
-          template: dict[str, Any]) -> None:
+def run_d(
+    request: dict[str, Any],
+    applied: dict[str, Any],
+    status: socket.socket,
+    template: dict[str, Any],
+) -> None:
     """Process D: drop everything, say ready, read the code, apply limits, run it."""
     os.setsid()
     os.environ.clear()
@@ -131,20 +147,26 @@ def run_d(request: dict[str, Any], applied: dict[str, Any], status: socket.socke
     _apply_limits(header)
     _reseed()
     sys.stdin = io.TextIOWrapper(io.FileIO(CODE_FD, "r", closefd=False), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.FileIO(OUT_FD, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", write_through=False)
-    sys.stderr = io.TextIOWrapper(io.FileIO(ERR_FD, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
+    sys.stdout = io.TextIOWrapper(
+        io.FileIO(OUT_FD, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        write_through=False,
+    )
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(ERR_FD, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
     sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
     from engine.sandbox.runner import execute
 
     atexit._clear()  # the fork server's exit handlers are not the user's
     code_rc = execute(code, template)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     _report_done(status, code_rc)
     os._exit(code_rc)
 
@@ -157,15 +179,14 @@ def _report_done(status: socket.socket, code_rc: int) -> None:
     """
     usage = resource.getrusage(resource.RUSAGE_SELF)
     for fd in (OUT_FD, ERR_FD):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
-    try:
-        status.send(protocol.pack(protocol.DONE, {"returncode": code_rc,
-                                                  "cpu_s": usage.ru_utime + usage.ru_stime}))
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        status.send(
+            protocol.pack(
+                protocol.DONE, {"returncode": code_rc, "cpu_s": usage.ru_utime + usage.ru_stime}
+            )
+        )
 
 
 def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:
@@ -173,8 +194,9 @@ def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:
         return "disabled by configuration"
     scratch = fsview.SCRATCH if own_root else request["fallback_scratch"]
     try:
-        abi = landlock.restrict(read_paths=["/"],
-                                write_paths=[scratch, "/dev/null", "/dev/zero", "/dev/full"])
+        abi = landlock.restrict(
+            read_paths=["/"], write_paths=[scratch, "/dev/null", "/dev/zero", "/dev/full"]
+        )
     except OSError as exc:
         return f"failed: {exc.strerror}"
     return True if abi > 0 else "unavailable: kernel without landlock"
@@ -230,20 +252,16 @@ def _reseed() -> None:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _guard(status: socket.socket, step: Any) -> None:
     """Run a child step; any failure is reported to the host and the child exits."""
     try:
         step()
-    except BaseException as exc:  # noqa: BLE001 - a child must never return into the parent
-        try:
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             status.send(protocol.pack(protocol.FAILED, {"error": f"{type(exc).__name__}: {exc}"}))
-        except OSError:
-            pass
     finally:
         os._exit(70)

@@ -17,8 +17,7 @@ import sys
 from engine.sandbox import protocol, syscalls
 from engine.sandbox.worker import run_a
 
-_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                "NUMEXPR_NUM_THREADS")
+_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 def main(fd: int, project_root: str) -> None:

@@ -45,8 +45,11 @@ def test_missing_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize(
     "argv",
-    [("sandbox", "run"), ("sandbox", "run", "f.py", "-c", "print(1)"),
-     ("sandbox", "run", "-c", "1", "--timeout", "-2")],
+    [
+        ("sandbox", "run"),
+        ("sandbox", "run", "f.py", "-c", "print(1)"),
+        ("sandbox", "run", "-c", "1", "--timeout", "-2"),
+    ],
 )
 def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
     """Neither or both of FILE/-c, or a bad timeout, is a usage error (exit 2)."""

@@ -42,9 +42,7 @@ async def test_fractions_and_preimported_modules(sandbox: PythonSandbox) -> None
         "print(json.dumps({'a': 1}), List)\n"
     )
     out = await run_ok(sandbox, code)
-    assert out.splitlines() == [
-        "1/2", "4.0 6 10", "2 [(1, 2), (2, 1)]", '{"a": 1} typing.List'
-    ]
+    assert out.splitlines() == ["1/2", "4.0 6 10", "2 [(1, 2), (2, 1)]", '{"a": 1} typing.List']
 
 
 async def test_trailing_expression_value_is_printed(sandbox: PythonSandbox) -> None:
@@ -60,10 +58,7 @@ async def test_trailing_call_returning_none_prints_nothing_extra(sandbox: Python
 
 async def test_indented_trailing_expression_stays_valid(sandbox: PythonSandbox) -> None:
     """An indented last line (the reference broke these) runs unchanged."""
-    code = (
-        "def main():\n    print('answer', 7)\n\n"
-        "if __name__ == '__main__':\n    main()"
-    )
+    code = "def main():\n    print('answer', 7)\n\nif __name__ == '__main__':\n    main()"
     assert await run_ok(sandbox, code) == "answer 7\n"
     assert await run_ok(sandbox, "for i in range(2):\n    print(i)\n    i * 10") == "0\n1\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from conftest import as_json
+
 from engine.sandbox import PythonCodeTool, PythonSandbox, SandboxConfig, SandboxUnavailable
 from handlers.ports import ToolResult
 
@@ -34,8 +34,9 @@ async def test_failure_json_matches_the_reference_shape(sandbox: PythonSandbox) 
 
 async def test_timeout_setting_is_honoured(sandbox: PythonSandbox) -> None:
     """settings['python_code_timeout'] bounds the call."""
-    result = await PythonCodeTool(sandbox).run("import time\ntime.sleep(30)",
-                                               {"python_code_timeout": 1})
+    result = await PythonCodeTool(sandbox).run(
+        "import time\ntime.sleep(30)", {"python_code_timeout": 1}
+    )
     payload = as_json(result.text)
     assert payload["run_status"] == "Timeout"
     assert payload["result"] == "Code execution timed out after 1 seconds"
@@ -65,10 +66,10 @@ async def test_non_string_input_is_an_error_observation(sandbox: PythonSandbox, 
     assert payload["result"].startswith("Exception during python_code execution:")
 
 
-@pytest.mark.parametrize("timeout", [-1, 0, "abc", float("nan"), float("inf"), True, [3]])
-async def test_bad_timeout_settings_fall_back_to_default(sandbox: PythonSandbox, timeout) -> None:
+@pytest.mark.parametrize("value", [-1, 0, "abc", float("nan"), float("inf"), True, [3]])
+async def test_bad_timeout_settings_fall_back_to_default(sandbox: PythonSandbox, value) -> None:
     """Unusable timeout settings are ignored."""
-    result = await PythonCodeTool(sandbox).run("print(1)", {"python_code_timeout": timeout})
+    result = await PythonCodeTool(sandbox).run("print(1)", {"python_code_timeout": value})
     assert result.score == 1
 
 
@@ -125,7 +126,7 @@ async def test_deeply_nested_code_fails_cleanly(sandbox: PythonSandbox) -> None:
 async def test_parallel_calls_all_succeed(sandbox: PythonSandbox) -> None:
     """Many concurrent calls are queued by the bounded pool and all answered."""
     outcomes = await asyncio.gather(*(sandbox.run(f"print({i} ** 2)") for i in range(16)))
-    assert [o.stdout for o in outcomes] == [f"{i ** 2}\n" for i in range(16)]
+    assert [o.stdout for o in outcomes] == [f"{i**2}\n" for i in range(16)]
 
 
 async def test_event_loop_keeps_running_during_calls(sandbox: PythonSandbox) -> None:
