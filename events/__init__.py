@@ -7,6 +7,14 @@ from events.base import SCHEMA_VERSION, Event, is_valid_run_id, tag_of
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type, register
 from events.codec import DecodeError, UnknownEvent, decode, encode, from_builtins, to_builtins
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed, Turn
+from events.evolve import (
+    MemoryEntry,
+    MemoryWritten,
+    RoundCompleted,
+    RoundStarted,
+    VerdictReached,
+    VerifierReported,
+)
 from events.model import (
     ChatMessage,
     ModelCallFailed,
@@ -39,11 +47,15 @@ __all__ = [
     "Event",
     "EventRejected",
     "HandlerFailed",
+    "MemoryEntry",
+    "MemoryWritten",
     "ModelCallFailed",
     "ModelCallRequested",
     "ModelResponded",
     "ProblemSubmitted",
     "Recorded",
+    "RoundCompleted",
+    "RoundStarted",
     "RunCompleted",
     "RunFailed",
     "RunStarted",
@@ -55,6 +67,8 @@ __all__ = [
     "TrajectorySealed",
     "Turn",
     "UnknownEvent",
+    "VerdictReached",
+    "VerifierReported",
     "any_event_type",
     "decode",
     "encode",

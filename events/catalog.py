@@ -6,6 +6,13 @@ from typing import Final, Union
 
 from events.base import Event, tag_of
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.evolve import (
+    MemoryWritten,
+    RoundCompleted,
+    RoundStarted,
+    VerdictReached,
+    VerifierReported,
+)
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import (
     EventRejected,
@@ -34,6 +41,11 @@ EVENT_TYPES: list[type[Event]] = [
     AnswerGraded,
     EpisodeEnded,
     TrajectorySealed,
+    RoundStarted,
+    VerifierReported,
+    VerdictReached,
+    MemoryWritten,
+    RoundCompleted,
 ]
 """Every event type; later modules append theirs through :func:`register`."""
 
