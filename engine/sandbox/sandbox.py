@@ -12,6 +12,7 @@ import collections
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -48,7 +49,15 @@ class _Worker:
     pidfd: int
     uid: int
     applied: dict[str, Any]
+    server: Any = None
+    """The fork-server process it came from: workers die with it (parent-death signal)."""
     closed: bool = False
+
+    def alive(self) -> bool:
+        """False once the worker's init has exited (its pidfd turns readable)."""
+        poller = select.poll()
+        poller.register(self.pidfd, select.POLLIN)
+        return not poller.poll(0)
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
@@ -159,12 +168,22 @@ class PythonSandbox:
             )
             return SandboxOutcome(stdout="", stderr=message, returncode=-1, run_status=ERROR)
         async with self._slots:
-            worker = self._spares.popleft() if self._spares else await self._spawn()
+            worker = await self._take_worker()
             self._refill()
             try:
                 return await self._execute(worker, data, limit)
             finally:
                 self._detach(self._reap(worker))
+
+    async def _take_worker(self) -> _Worker:
+        """A live spare, or a freshly spawned worker (spares die with their fork server)."""
+        while self._spares:
+            worker = self._spares.popleft()
+            server = worker.server
+            if worker.alive() and server is not None and server.returncode is None:
+                return worker
+            self._detach(self._reap(worker))
+        return await self._spawn()
 
     # -- fork server -------------------------------------------------------------------
 
@@ -271,7 +290,7 @@ class PythonSandbox:
             "landlock": self.config.landlock,
             "extra_python_paths": list(self.config.extra_python_paths),
         }
-        worker = _Worker(code_w, out_r, err_r, status, -1, uid, {})
+        worker = _Worker(code_w, out_r, err_r, status, -1, uid, {}, server=self._server)
         try:
             try:
                 await aio.send_msg(

@@ -175,3 +175,17 @@ async def test_invalid_config_is_rejected() -> None:
         SandboxConfig(timeout_s=0)
     with pytest.raises(ValueError):
         SandboxConfig(max_concurrency=0)
+
+
+async def test_sandbox_recovers_when_the_fork_server_dies() -> None:
+    """A killed fork server is restarted and calls keep being answered."""
+    import os
+    import signal
+
+    async with PythonSandbox(SandboxConfig(spares=1)) as box:
+        assert box._server is not None
+        os.kill(box._server.pid, signal.SIGKILL)
+        await box._server.wait()
+        for _ in range(4):
+            outcome = await box.run("print('alive')")
+            assert outcome.stdout == "alive\n", outcome
