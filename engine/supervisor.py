@@ -4,74 +4,124 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
+import msgspec
 import structlog
 
 from engine.bootstrap import open_runtime
-from engine.config import Settings
+from engine.config import Settings, default_data_dir
 
 log = structlog.get_logger("apollo.up")
 
 
-async def serve(settings: Settings, *, workers: int, concurrency: int | None) -> int:
-    """Run until Ctrl-C/SIGTERM: one in-process worker plus ``workers - 1`` children."""
+async def serve(
+    settings: Settings, *, workers: int, concurrency: int | None, metrics_port: int | None = None
+) -> int:
+    """Run until Ctrl-C/SIGTERM: one in-process worker plus ``workers - 1`` children.
+
+    Children get this process's full settings (config file, flags and environment as
+    resolved here) and, with ``metrics_port``, the ports after it.
+    """
     from engine.cli import install_signal_handlers
+    from engine.metrics import exposed
 
     runtime = await open_runtime(settings, start_server=True)
     url = runtime.server.url if runtime.server else settings.nats.url
-    children = [_spawn_worker(url, concurrency) for _ in range(max(0, workers - 1))]
+    settings_file = _child_settings_file(settings) if workers > 1 else None
+    children = [
+        _spawn_worker(url, concurrency, settings_file, None if metrics_port is None else metrics_port + index)
+        for index in range(1, workers)
+    ]
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
     where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
     print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
-    _report_protections(runtime)
+    await _report_protections()
     try:
-        await dispatcher.run()
+        async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
+            dispatcher.observer = metrics
+            await dispatcher.run()
     finally:
         for child in children:
             child.terminate()
         for child in children:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(10)
+        if settings_file is not None:
+            settings_file.unlink(missing_ok=True)
         await runtime.close()
     print("apollo up: stopped", file=sys.stderr)
     return 0
 
 
-async def serve_worker(settings: Settings, *, concurrency: int | None) -> int:
-    """One worker process connected to an existing server (started by `apollo up`)."""
+async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_port: int | None = None) -> int:
+    """One worker process connected to an existing server (any host, any number of them)."""
     from engine.cli import install_signal_handlers
+    from engine.metrics import exposed
 
     runtime = await open_runtime(settings, start_server=False)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
     try:
-        await dispatcher.run()
+        async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
+            dispatcher.observer = metrics
+            await dispatcher.run()
     finally:
         await runtime.close()
     return 0
 
 
-def _spawn_worker(url: str | None, concurrency: int | None) -> subprocess.Popen[bytes]:
+def _child_settings_file(settings: Settings) -> Path:
+    """The resolved settings as a private JSON file (JSON is YAML, so ``--config`` reads it)."""
+    folder = default_data_dir(settings) / "workers"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"settings-{os.getpid()}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds API keys
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(msgspec.json.encode(settings))
+    return path
+
+
+def _spawn_worker(
+    url: str | None, concurrency: int | None, settings_file: Path | None, metrics_port: int | None
+) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "engine"]
+    if settings_file is not None:
+        args += ["--config", str(settings_file)]
     if url:
         args += ["--nats-url", url]
     args.append("worker")
     if concurrency:
         args += ["--concurrency", str(concurrency)]
-    return subprocess.Popen(args, env=os.environ.copy())  # noqa: S603 - our own module
+    if metrics_port is not None:
+        args += ["--metrics-port", str(metrics_port)]
+    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent)  # noqa: S603, PLW1509 - our own module
 
 
-def _report_protections(runtime: object) -> None:
-    """Say which sandbox protections are active (never run unprotected silently)."""
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM when `apollo up` dies, even by SIGKILL."""
     with contextlib.suppress(Exception):
-        from engine.sandbox.cli import protection_report
-
-        active = [name for name, ok, _ in protection_report() if ok]
-        missing = [name for name, ok, _ in protection_report() if not ok]
-        log.info("sandbox_protections", active=active, missing=missing)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+async def _report_protections() -> None:
+    """Say which sandbox protections are active (never run unprotected silently).
+
+    The probe starts its own event loop, so it runs in a thread.
+    """
+    from engine.sandbox.cli import protection_report
+
+    try:
+        rows = await asyncio.to_thread(protection_report)
+    except Exception as exc:  # noqa: BLE001 - a report, never a reason to stop serving
+        log.warning("sandbox_protections_unknown", error=repr(exc))
+        return
+    active = [name for name, ok, _ in rows if ok]
+    missing = [name for name, ok, _ in rows if not ok]
+    log.info("sandbox_protections", active=active, missing=missing)
