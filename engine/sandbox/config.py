@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 from dataclasses import dataclass, field
+
+UID_BLOCK = 1024
+_UID_FLOOR = 10_000_000
+_UID_BLOCKS = 2_000_000
+_instances = itertools.count()
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -42,8 +49,9 @@ class SandboxConfig:
     kill_output_bytes: int = 8 * MIB
     """Total output after which the worker is killed (runaway printing)."""
     max_code_bytes: int = 1 * MIB
-    uid_base: int = 61000
-    """Workers run as uids uid_base .. uid_base + max_concurrency + spares + 2."""
+    uid_base: int | None = None
+    """Workers run as uids uid_base .. uid_base + max_concurrency + spares + 1; by default a
+    block of its own per sandbox instance (from the pid), so no two sandboxes share a uid."""
     landlock: bool = True
     required: tuple[str, ...] = ESSENTIAL
     allow_degraded: bool = False
@@ -56,3 +64,11 @@ class SandboxConfig:
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.max_concurrency < 1 or self.spares < 0:
             raise ValueError("timeout_s > 0, max_concurrency >= 1 and spares >= 0 are required")
+        if self.max_concurrency + self.spares + 2 > UID_BLOCK:
+            raise ValueError(f"max_concurrency + spares must stay below {UID_BLOCK - 2}")
+
+
+def default_uid_base() -> int:
+    """A uid block unlikely to be used by anyone else: per process and per instance."""
+    block = (os.getpid() * 16 + next(_instances)) % _UID_BLOCKS
+    return _UID_FLOOR + block * UID_BLOCK

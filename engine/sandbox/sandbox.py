@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.sandbox import aio, protocol
-from engine.sandbox.config import SandboxConfig
+from engine.sandbox.config import SandboxConfig, default_uid_base
 from engine.sandbox.errors import SandboxError, SandboxUnavailable, WorkerFailed
 from engine.sandbox.outcome import ERROR, FINISHED, TIMEOUT, SandboxOutcome
 
@@ -127,7 +127,8 @@ class PythonSandbox:
         """Start the fork server, prepare one worker and check its protections."""
         cfg = self.config
         self._uids = asyncio.Queue()
-        for uid in range(cfg.uid_base, cfg.uid_base + cfg.max_concurrency + cfg.spares + 2):
+        base = cfg.uid_base if cfg.uid_base is not None else default_uid_base()
+        for uid in range(base, base + cfg.max_concurrency + cfg.spares + 2):
             self._uids.put_nowait(uid)
         self._slots = asyncio.Semaphore(cfg.max_concurrency)
         self._restart_lock = asyncio.Lock()
