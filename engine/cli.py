@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fill_from_dataset(args)
         settings = settings_from_args(args)
         configure_logging(json=settings.log.json, level=settings.log.level)
-        result = args.handler(args, settings)
+        result = _call_handler(args.handler, args, settings)
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
         return int(result or 0)
@@ -142,6 +142,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TimeoutError, OSError) as exc:
         print(f"apollo: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _call_handler(handler: Callable[..., Any], args: argparse.Namespace, settings: Settings) -> Any:
+    """Handlers take ``(args, settings)``; self-contained ones take only ``args``."""
+    import inspect
+
+    if len(inspect.signature(handler).parameters) >= 2:
+        return handler(args, settings)
+    return handler(args)
 
 
 def _fill_from_dataset(args: argparse.Namespace) -> None:

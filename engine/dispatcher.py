@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -142,8 +142,8 @@ class Dispatcher:
 
     async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
         key = f"{route.name}.{event.event_id}"
-        if await self.log.was_handled(key):
-            return
+        if delivery.deliveries > 1 and await self.log.was_handled(key):
+            return  # first deliveries skip the lookup: the history check below covers them
         history = events_of(await self.histories.upto(event.run_id, delivery.seq))
         caused = {e.event_id for e in history if e.causation_id == event.event_id}
         if route.kind == "effect" and _already_effected(caused, event, route):
@@ -165,16 +165,24 @@ class Dispatcher:
             if output.event_id not in caused:
                 await self.log.append(output)
         await self.log.mark_handled(key)
-        log.debug("event_handled", outputs=[tag_of(type(o)) for o in outputs])
+        log.debug("event_handled", outputs=len(outputs))
 
-    async def _with_heartbeat(self, work: object, delivery: Delivery) -> Sequence[Event]:
-        task = asyncio.ensure_future(work)  # type: ignore[arg-type]
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=self.settings.heartbeat)
-            if done:
-                return task.result()
-            with contextlib.suppress(Exception):
-                await delivery.in_progress()
+    async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:
+        """Await the handler; signal in-progress every ``heartbeat`` seconds while it runs."""
+        loop = asyncio.get_running_loop()
+        beats: set[asyncio.Task[None]] = set()
+
+        def beat() -> None:
+            task = loop.create_task(_quietly(delivery.in_progress()))
+            beats.add(task)
+            task.add_done_callback(beats.discard)
+            timer[0] = loop.call_later(self.settings.heartbeat, beat)
+
+        timer = [loop.call_later(self.settings.heartbeat, beat)]
+        try:
+            return await work
+        finally:
+            timer[0].cancel()
 
     async def _reject(self, delivery: Delivery) -> None:
         """Undecodable bytes: record why (on the run's subject when we can tell) and ack."""
@@ -243,6 +251,11 @@ def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
 
 EFFECT_LABELS = ("result",)
 """Effectors label their single output ``result`` so the dispatcher can recognise it."""
+
+
+async def _quietly(work: Awaitable[None]) -> None:
+    with contextlib.suppress(Exception):
+        await work
 
 
 def _now() -> datetime:

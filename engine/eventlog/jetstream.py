@@ -29,6 +29,7 @@ PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 """Set on a stub message whose real body lives in the Object Store under this hash."""
 
 _DIRECT_BATCH = 512
+HANDLED_BUCKET = "apollo-handled"
 
 
 class JetStreamEventLog:
@@ -53,6 +54,8 @@ class JetStreamEventLog:
         self._checkpoints: Any = None
         self._payloads: Any = None
         self._queues: dict[str, JetStreamWorkQueue] = {}
+        self._reply_prefix: str | None = None
+        self._waiting: dict[str, asyncio.Queue[Msg]] = {}
 
     @classmethod
     async def connect(
@@ -205,22 +208,39 @@ class JetStreamEventLog:
                 return
 
     async def _direct_batch(self, subject_filter: str, start: int) -> list[Msg]:
-        inbox = self.nc.new_inbox()
-        sub = await self.nc.subscribe(inbox)
+        """One batched direct get; replies come back on a shared, multiplexed inbox."""
+        replies = await self._reply_queue()
+        token = self.nc._nuid.next().decode()  # noqa: SLF001 - nats-py's unique-id generator
+        queue: asyncio.Queue[Msg] = asyncio.Queue()
+        self._waiting[token] = queue
         try:
             request = {"seq": start, "next_by_subj": subject_filter, "batch": _DIRECT_BATCH}
             await self.nc.publish(
-                f"$JS.API.DIRECT.GET.{self.stream}", json.dumps(request).encode(), reply=inbox
+                f"$JS.API.DIRECT.GET.{self.stream}", json.dumps(request).encode(),
+                reply=f"{replies}.{token}",
             )
             out: list[Msg] = []
             while True:
-                msg = await sub.next_msg(timeout=10.0)
-                status = (msg.headers or {}).get("Status")
-                if status:
+                msg = await asyncio.wait_for(queue.get(), 10.0)
+                if (msg.headers or {}).get("Status"):
                     return out
                 out.append(msg)
         finally:
-            await sub.unsubscribe()
+            self._waiting.pop(token, None)
+
+    async def _reply_queue(self) -> str:
+        """Subscribe once to ``<inbox>.*`` and route each reply to its waiting read."""
+        if self._reply_prefix is None:
+            prefix = self.nc.new_inbox()
+
+            async def route(msg: Msg) -> None:
+                queue = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
+                if queue is not None:
+                    queue.put_nowait(msg)
+
+            await self.nc.subscribe(f"{prefix}.*", cb=route)
+            self._reply_prefix = prefix
+        return self._reply_prefix
 
     async def materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
         """The real body of a message: fetched from the Object Store when it is a stub."""
@@ -254,7 +274,12 @@ class JetStreamEventLog:
     # -- bookkeeping -----------------------------------------------------------------
 
     async def mark_handled(self, key: str) -> None:
-        await self._handled.put(_kv_key(key), b"1")
+        """Record (handler, event) as done; a plain publish into the KV stream, not awaited.
+
+        The record is a second line of defence: the run's history already shows which
+        outputs exist. Skipping the round trip keeps it off the hot path.
+        """
+        await self.nc.publish(f"$KV.{HANDLED_BUCKET}.{_kv_key(key)}", b"1")
 
     async def was_handled(self, key: str) -> bool:
         try:

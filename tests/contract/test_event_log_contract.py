@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -86,6 +87,10 @@ async def test_handled_marks_and_checkpoints_persist(event_log) -> None:
     """Bookkeeping keys and checkpoints are readable after writing."""
     assert not await event_log.was_handled("h.e1")
     await event_log.mark_handled("h.e1")
+    for _ in range(50):  # the JetStream mark is fire-and-forget: visible shortly after
+        if await event_log.was_handled("h.e1"):
+            break
+        await asyncio.sleep(0.02)
     assert await event_log.was_handled("h.e1")
     await event_log.put_checkpoint("proj", b"state" * 100_000)
     assert await event_log.get_checkpoint("proj") == b"state" * 100_000

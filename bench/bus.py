@@ -1,0 +1,117 @@
+"""Bus benchmark: the engine's append path and a handler round trip vs raw nats-py publishes.
+
+Prints p50/p99 latency and events/s for:
+  raw      sequential acked publishes with plain nats-py (the baseline)
+  append   JetStreamEventLog.append (encode + Nats-Msg-Id + acked publish)
+  handler  append a submission -> dispatcher -> handler -> output recorded and seen
+and the ratios engine/raw. Targets: append p50 <= 1.5x raw; handler round trip p50 <= 4x raw.
+
+    .venv/bin/python bench/bus.py [--n 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import nats  # noqa: E402
+
+from bench._common import nats_server, summary_ms  # noqa: E402
+from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
+from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
+from engine.logging import configure_logging  # noqa: E402
+from events import ProblemSubmitted, RunStarted, encode  # noqa: E402
+from handlers.context import Services  # noqa: E402
+from handlers.routes import Route  # noqa: E402
+from tests.support.factories import submitted  # noqa: E402
+
+
+async def start(event: ProblemSubmitted, ctx):  # noqa: ANN001, ANN201 - benchmark route
+    return [ctx.new(RunStarted, "started", workflow="reason")]
+
+
+async def raw_publishes(url: str, n: int, body: bytes) -> list[float]:
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    samples = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        await js.publish(f"apollo.run.raw-{i}.problem.submitted", body, headers={"Nats-Msg-Id": f"raw-{i}"})
+        samples.append(time.perf_counter() - t0)
+    await nc.close()
+    return samples
+
+
+async def engine_appends(log: JetStreamEventLog, n: int) -> list[float]:
+    events = [submitted(f"app-{i}") for i in range(n)]
+    samples = []
+    for event in events:
+        t0 = time.perf_counter()
+        await log.append(event)
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[float]:
+    """Time from appending a submission to seeing its handler's output on the bus."""
+    watcher = await nats.connect(url)
+    waiting: dict[str, asyncio.Future[float]] = {}
+
+    async def seen(msg) -> None:  # noqa: ANN001 - nats callback
+        run_id = msg.subject.split(".")[2]
+        future = waiting.get(run_id)
+        if future is not None and not future.done():
+            future.set_result(time.perf_counter())
+
+    await watcher.subscribe("apollo.run.*.run.started", cb=seen)
+    dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
+                            DispatcherSettings(pull_timeout=5.0))
+    task = asyncio.create_task(dispatcher.run())
+    await asyncio.sleep(0.3)
+    samples = []
+    for i in range(n):
+        run_id = f"rt-{uuid.uuid4().hex[:8]}-{i}"
+        waiting[run_id] = asyncio.get_running_loop().create_future()
+        t0 = time.perf_counter()
+        await log.append(submitted(run_id))
+        t1 = await asyncio.wait_for(waiting[run_id], 10)
+        samples.append(t1 - t0)
+    dispatcher.stop()
+    await task
+    await watcher.close()
+    return samples
+
+
+def line(name: str, samples: list[float]) -> dict[str, float]:
+    stats = summary_ms(samples)
+    rate = len(samples) / sum(samples)
+    print(f"{name:<8} p50 {stats['p50']:7.3f} ms   p99 {stats['p99']:7.3f} ms   {rate:9.0f} events/s")
+    return stats
+
+
+async def main(n: int) -> None:
+    configure_logging(level="warning")
+    body = encode(submitted("body"))
+    with nats_server() as server:
+        log = await JetStreamEventLog.connect(server.url)
+        await raw_publishes(server.url, 200, body)  # warm-up
+        raw = line("raw", await raw_publishes(server.url, n, body))
+        append = line("append", await engine_appends(log, n))
+        handler = line("handler", await handler_round_trips(log, server.url, max(200, n // 4)))
+        await log.close()
+    print()
+    print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
+    print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
+    print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=2000, help="publishes per measurement")
+    asyncio.run(main(parser.parse_args().n))
