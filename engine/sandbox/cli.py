@@ -38,9 +38,9 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--allow-degraded", action="store_true", help="run even if some protections are unavailable"
     )
-    run.set_defaults(func=lambda args: _run(args, run))
+    run.set_defaults(handler=lambda args: _run(args, run))
     check = commands.add_parser("protections", help="list the protections this machine gives")
-    check.set_defaults(func=lambda args: _protections())
+    check.set_defaults(handler=lambda args: _protections())
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

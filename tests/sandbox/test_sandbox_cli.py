@@ -20,7 +20,7 @@ def parse(*argv: str) -> argparse.Namespace:
 def test_run_code_prints_the_tool_json(capsys: pytest.CaptureFixture[str]) -> None:
     """`sandbox run -c CODE` prints the reference JSON and exits 0 on success."""
     args = parse("sandbox", "run", "-c", "print(2 + 2)")
-    assert args.func(args) == 0
+    assert args.handler(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload == {"result": "4\n", "stderr": "", "status": "success", "returncode": 0}
 
@@ -30,7 +30,7 @@ def test_run_file_failure_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[
     script = tmp_path / "bad.py"
     script.write_text("x = 1\nraise RuntimeError('nope')\n")
     args = parse("sandbox", "run", str(script), "--timeout", "5")
-    assert args.func(args) == 1
+    assert args.handler(args) == 1
     payload = json.loads(capsys.readouterr().out)
     assert payload["status"] == "failed"
     assert "line 2" in payload["stderr"]
@@ -39,7 +39,7 @@ def test_run_file_failure_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_missing_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unreadable file is a failure with a message, not a traceback."""
     args = parse("sandbox", "run", str(tmp_path / "absent.py"))
-    assert args.func(args) == 1
+    assert args.handler(args) == 1
     assert "cannot read" in capsys.readouterr().err
 
 
@@ -55,7 +55,7 @@ def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
     """Neither or both of FILE/-c, or a bad timeout, is a usage error (exit 2)."""
     args = parse(*argv)
     with pytest.raises(SystemExit) as exit_info:
-        args.func(args)
+        args.handler(args)
     assert exit_info.value.code == 2
 
 
