@@ -106,7 +106,7 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
                       "start `apollo up`, or set APOLLO_NATS_URL / --nats-url to your cluster")]
     embedded = settings.nats.url is None
     try:
-        nc = await nats.connect(url, connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0)
+        nc = await nats.connect(url.split(","), connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0)
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding
         return [Check("nats", "server", "fail", f"cannot connect to {url}: {exc or type(exc).__name__}",
                       "check the URL, that nats-server runs, and firewalls")]
@@ -235,7 +235,8 @@ def _default_monitor(url: str) -> str:
     return f"http://{host}:8222"
 
 
-def _get_json(url: str, timeout: float) -> Any:
+def _get_json(url: Any, timeout: float) -> Any:
+    """GET a URL (or urllib Request) and parse its JSON body."""
     from urllib.request import urlopen
 
     with urlopen(url, timeout=timeout) as response:  # noqa: S310 - an operator-given http(s) URL
@@ -337,15 +338,12 @@ def _scripted_check(role: str, model: str) -> Check:
 
 
 async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:
-    import aiohttp
+    """Model ids an OpenAI-compatible server lists (stdlib HTTP: no extra dependency)."""
+    from urllib.request import Request
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-        async with session.get(f"{base_url.rstrip('/')}/models", headers=headers) as response:
-            if response.status != 200:
-                msg = f"HTTP {response.status} from /models"
-                raise RuntimeError(msg)
-            body = await response.json(content_type=None)
+    request = Request(f"{base_url.rstrip('/')}/models", headers=headers)  # noqa: S310 - configured endpoint
+    body = await asyncio.to_thread(_get_json, request, timeout)
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         msg = "/models did not return an OpenAI model list"
         raise RuntimeError(msg)
