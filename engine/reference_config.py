@@ -126,7 +126,7 @@ def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
         elif key in EPISODE_KEYS:
             _merge(out, {"episode": {EPISODE_KEYS[key]: value}})
         elif key == "memory_type":
-            _merge(out, {"evolve": {"memory_type": value}})
+            _merge(out, {"evolve": {"step_memory": value}})
         else:
             msg = f"invalid config: unknown key env.{key}"
             raise ConfigError(msg)
@@ -145,14 +145,13 @@ def _evolving_section(section: Mapping[str, Any], where: str) -> dict[str, Any]:
         elif key in EPISODE_KEYS:
             _merge(out, {"episode": {EPISODE_KEYS[key]: value}})
         elif key == "memory_type":
-            _merge(out, {"evolve": {"memory_type": value}})
+            _merge(out, {"evolve": {"step_memory": value}})
         elif key == "policy_env" and isinstance(value, Mapping):
             _merge(out, _role_env(value, f"{where}.{key}", "episode"))
         elif key == "verifier_env" and isinstance(value, Mapping):
             _merge(out, {"evolve": {"verifier_episode": _role_env(value, f"{where}.{key}", None)}})
         elif key == "nd_memory" and isinstance(value, Mapping):
-            if "scored_history_length" in value:
-                _merge(out, {"evolve": {"scored_history_length": value["scored_history_length"]}})
+            _merge(out, {"evolve": _nd_memory(value, f"{where}.{key}")})
         elif key == "concurrency" and isinstance(value, Mapping):
             _merge(out, {"evolve": {k: v for k, v in value.items()}})
         else:
@@ -176,7 +175,19 @@ def _role_env(section: Mapping[str, Any], where: str, target: str | None) -> dic
         return {**values, **memory}
     out: dict[str, Any] = {target: values}
     if memory:
-        out["evolve"] = memory
+        out["evolve"] = {"step_memory": memory["memory_type"]}
+    return out
+
+
+def _nd_memory(section: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The solution memory: how many earlier attempts to show, and how to pick them."""
+    keys = {"scored_history_length": "scored_history_length", "strategy": "retrieval", "memory_type": "solution_memory"}
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in keys:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+        out[keys[key]] = value
     return out
 
 

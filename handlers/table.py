@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from events.episode import AnswerGraded
+from events.evolve import RoundCompleted, RoundStarted, VerifierReported
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import ProblemSubmitted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.episode import effects, flow
+from handlers.evolve import deciders as evolve
 from handlers.lifecycle import start_run
 from handlers.routes import Route
 
@@ -21,5 +23,15 @@ ROUTES: tuple[Route, ...] = (
     Route(ToolFailed, flow.observe_tool, "decide", "observe_tool_failure"),
     Route(ModelCallFailed, flow.end_on_model_failure, "decide", "end_on_model_failure"),
     Route(AnswerGraded, flow.finish_episode, "decide", "finish_episode"),
+    # The evolve workflow (handlers/evolve): each decider ignores non-evolve episodes.
+    Route(RunStarted, evolve.on_run_started, "decide", "evolve_begin"),
+    Route(RoundStarted, evolve.on_round_started, "decide", "evolve_round_started"),
+    Route(ModelResponded, evolve.on_model_responded, "decide", "evolve_reply"),
+    Route(ModelCallFailed, evolve.on_model_call_failed, "decide", "evolve_call_failed"),
+    Route(ToolReturned, evolve.on_tool_result, "decide", "evolve_observe_tool"),
+    Route(ToolFailed, evolve.on_tool_result, "decide", "evolve_observe_tool_failure"),
+    Route(AnswerGraded, evolve.on_answer_graded, "decide", "evolve_answer_graded"),
+    Route(VerifierReported, evolve.on_verifier_reported, "decide", "evolve_count_votes"),
+    Route(RoundCompleted, evolve.on_round_completed, "decide", "evolve_advance"),
 )
 """Deciders are re-run by replay verification; effectors never are."""

@@ -14,6 +14,7 @@ from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
+from handlers.evolve.plan import branch_settings
 from handlers.ports import ModelError, ToolError
 from handlers.projections.episode import episode_state
 
@@ -22,7 +23,8 @@ RESULT = "result"
 
 async def call_model(event: ModelCallRequested, ctx: HandlerContext) -> Sequence[Event]:
     """Ask the role's model; a failure after retries is data, not an exception."""
-    settings = ctx.settings()
+    # A branch's calls see its own models under the plain role names.
+    settings = branch_settings(ctx.settings(), event.branch)
     client = ctx.services.models.client_for(event.role, event.model, settings)
     common = {"call_id": event.call_id, "role": event.role, "step": event.step,
               "purpose": event.purpose, "branch": event.branch, "episode": event.episode}

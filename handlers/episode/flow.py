@@ -9,7 +9,7 @@ AnswerGraded -> EpisodeEnded, TrajectorySealed, RunCompleted
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from events.base import Event
@@ -41,39 +41,61 @@ async def take_action(event: ModelResponded, ctx: HandlerContext) -> Sequence[Ev
     state = episode_state(ctx.history)
     if state.ended is not None or state.graded is not None:
         return []
-    tools = enabled_tools(state.settings)
-    parsed = parse_action(event.text, tools=_recognised(tools))
+    action = parse_reply(ctx, event, tools=enabled_tools(state.settings))
+    max_steps = int(state.settings.get("episode", {}).get("max_steps", 4))
+    return [action, *after_action(
+        ctx, state, action, event, max_steps=max_steps,
+        next_step=lambda after, step: request_policy_step(ctx, after, step=step),
+    )]
+
+
+def parse_reply(
+    ctx: HandlerContext, event: ModelResponded, *, tools: list[str], accept_report: bool = False
+) -> ActionParsed:
+    """The reply as one recorded action (for any role and episode)."""
+    parsed = parse_action(event.text, tools=_recognised(tools), accept_report=accept_report)
     final = extract_final_answer(event.text) if parsed.kind == "answer" and parsed.valid else None
-    action = ctx.new(
+    return ctx.new(
         ActionParsed, "action",
         call_id=event.call_id, role=event.role, step=event.step, kind=parsed.kind,
         action=parsed.action, valid=parsed.valid, tool=parsed.tool, tool_input=parsed.tool_input,
-        answer=parsed.answer, final_answer=final, error=parsed.error, episode=MAIN,
+        answer=parsed.answer, final_answer=final, error=parsed.error,
+        branch=event.branch, episode=event.episode,
     )
-    return [action, *_after_action(ctx, state, action, event)]
 
 
-def _after_action(
-    ctx: HandlerContext, state: EpisodeState, action: ActionParsed, reply: ModelResponded
+def after_action(
+    ctx: HandlerContext,
+    state: EpisodeState,
+    action: ActionParsed,
+    reply: ModelResponded,
+    *,
+    max_steps: int,
+    next_step: Callable[[EpisodeState, int], Event],
 ) -> list[Event]:
-    max_steps = int(state.settings.get("episode", {}).get("max_steps", 4))
+    """What follows a policy action: nothing (grading answers it), a tool call, or the next step."""
+    where = {"episode": reply.episode, "branch": reply.branch}
     if not reply.text.strip():
-        return [_no_answer(ctx, reply.step, "empty_action", "the model returned an empty reply")]
+        return [no_answer(ctx, reply.step, "empty_action", "the model returned an empty reply", **where)]
     if action.kind == "answer" and action.valid:
         return []  # the grading effector answers ActionParsed(answer)
     if reply.step >= max_steps:
-        return [_no_answer(ctx, reply.step, "max_steps", "no valid answer within the step budget")]
+        return [no_answer(ctx, reply.step, "max_steps", "no valid answer within the step budget", **where)]
     if action.kind == "tool" and action.valid:
-        return [
-            ctx.new(
-                ToolCallRequested, "tool",
-                call_id=ctx.new_id("tool-call"), role="policy", step=reply.step,
-                tool=action.tool or "", input=action.tool_input or "", episode=MAIN,
-            )
-        ]
+        return [tool_request(ctx, action, reply)]
     # An invalid turn: the error becomes the observation and the episode goes on.
-    after = episode_state([*ctx.history, action])
-    return [request_policy_step(ctx, after, step=reply.step + 1)]
+    after = episode_state([*ctx.history, action], reply.episode)
+    return [next_step(after, reply.step + 1)]
+
+
+def tool_request(ctx: HandlerContext, action: ActionParsed, reply: ModelResponded) -> ToolCallRequested:
+    """The tool call a valid tool action asks for."""
+    return ctx.new(
+        ToolCallRequested, "tool",
+        call_id=ctx.new_id("tool-call"), role=reply.role, step=reply.step,
+        tool=action.tool or "", input=action.tool_input or "",
+        branch=reply.branch, episode=reply.episode,
+    )
 
 
 async def observe_tool(event: ToolReturned | ToolFailed, ctx: HandlerContext) -> Sequence[Event]:
@@ -91,7 +113,7 @@ async def end_on_model_failure(event: ModelCallFailed, ctx: HandlerContext) -> S
     if event.episode != MAIN or event.role != "policy":
         return []
     reason = "context_length" if event.kind == "context_length" else "model_failed"
-    return [_no_answer(ctx, event.step, reason, f"{event.kind}: {event.message}")]
+    return [no_answer(ctx, event.step, reason, f"{event.kind}: {event.message}")]
 
 
 async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[Event]:
@@ -124,11 +146,19 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
     return [ended, sealed, completed]
 
 
-def request_policy_step(ctx: HandlerContext, state: EpisodeState, *, step: int) -> ModelCallRequested:
-    """Render the policy prompt for ``step`` from the episode so far."""
+def request_policy_step(
+    ctx: HandlerContext,
+    state: EpisodeState,
+    *,
+    step: int,
+    branch: str | None = None,
+    model: dict[str, Any] | None = None,
+    previous_solutions: str | None = None,
+) -> ModelCallRequested:
+    """Render the policy prompt for ``step`` of ``state``'s episode from the episode so far."""
     settings = state.settings
     episode = settings.get("episode", {})
-    model = policy_model(settings)
+    model = policy_model(settings) if model is None else model
     max_steps = int(episode.get("max_steps", 4))
     force = bool(episode.get("force_answer", True)) and step >= max_steps and max_steps > 1
     question = state.problem.question if state.problem else ""
@@ -137,6 +167,7 @@ def request_policy_step(ctx: HandlerContext, state: EpisodeState, *, step: int) 
         tools=enabled_tools(settings),
         history=[HistoryStep(action=s.response or "", observation=s.observation or "") for s in state.steps],
         history_length=int(episode.get("history_length", 4)),
+        previous_solutions=previous_solutions,
         force_answer=force,
         system_prompt=model.get("system_prompt"),
     )
@@ -144,7 +175,7 @@ def request_policy_step(ctx: HandlerContext, state: EpisodeState, *, step: int) 
         ModelCallRequested, f"model-call-{step}",
         call_id=ctx.new_id(f"call-{step}"), role="policy", step=step, messages=list(messages),
         model=str(model.get("model", "")), params=sampling_params(model),
-        purpose="force_answer" if force else "act", episode=MAIN,
+        purpose="force_answer" if force else "act", branch=branch, episode=state.episode,
     )
 
 
@@ -192,9 +223,13 @@ def _recognised(enabled: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*enabled, *DEFAULT_TOOL_TAGS]))
 
 
-def _no_answer(ctx: HandlerContext, step: int, reason: str, detail: str) -> AnswerGraded:
+def no_answer(
+    ctx: HandlerContext, step: int, reason: str, detail: str, *, episode: str = MAIN,
+    branch: str | None = None,
+) -> AnswerGraded:
+    """The episode ends without an answer to grade (recorded as a zero grade)."""
     return ctx.new(
         AnswerGraded, "graded",
         step=step, answer=None, score=0.0, method="none",
-        detail=detail, done_reason=reason, episode=MAIN,
+        detail=detail, done_reason=reason, branch=branch, episode=episode,
     )

@@ -1,0 +1,1 @@
+"""The self-evolution workflow: rounds of policy, summary, N verifiers, vote and memory."""
