@@ -201,12 +201,23 @@ class KeyedModelRouter:
         self._settings = settings
 
     def client_for(self, role: str, model: str, run_settings: dict[str, Any]) -> Any:
+        branch = run_settings.get("branch")
         models = dict(run_settings.get("models", {}))
         for name, spec in list(models.items()):
-            models[name] = {**spec, "api_key": self._settings.model_for(name).api_key}
+            models[name] = {**spec, "api_key": self._api_key(name, branch)}
         models.setdefault("policy", {})
-        models["policy"] = {**models["policy"], "api_key": self._settings.model_for("policy").api_key}
+        models["policy"] = {**models["policy"], "api_key": self._api_key("policy", branch)}
         return self._router.client_for(role, model, {**run_settings, "models": models})
+
+    def _api_key(self, role: str, branch: str | None) -> str:
+        """The live key of a role, or of a branch's model (evolve runs with branches)."""
+        spec = next((b for b in self._settings.branches if b.branch_id == branch), None)
+        if spec is None:
+            return self._settings.model_for(role).api_key
+        if role == "policy":
+            return spec.policy.api_key
+        verifier = spec.verifier or self._settings.evolve.default_verifier or self._settings.model_for("verifier")
+        return verifier.api_key
 
 
 def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str, Any]:

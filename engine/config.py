@@ -11,7 +11,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import yaml
@@ -51,6 +51,67 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     rag_top_k: int = 3
 
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class VerifierEpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How each verifier episode of the evolve workflow runs (the reference's ``verifier_env``)."""
+
+    max_steps: Positive = 4
+    history_length: Count = 4
+    enable_python_code: bool = True
+    enable_local_rag: bool = False
+    python_code_timeout: float = 30.0
+    memory_type: Literal["simple"] = "simple"
+    """Per-step history: the most recent ``history_length`` steps (the only kind offered)."""
+
+
+class EvolveSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The self-evolution workflow (see docs/evolve.md)."""
+
+    rounds: Positive = 10
+    """Evolve rounds per problem (reference ``evolving_round``)."""
+    test_times: Positive = 1
+    """Passes over the dataset (reference ``run.test_times``); ``apollo run --samples`` wins."""
+    verifiers: Positive = 5
+    """Verifier episodes per round (reference ``verifier_env_num``)."""
+    scored_history_length: Count = 3
+    """Earlier attempts shown to the policy each round."""
+    solution_memory: Literal["ndimensional", "score", "simple", "search"] = "ndimensional"
+    """How earlier attempts are chosen from memory."""
+    retrieval: Literal["min_combined", "random"] = "min_combined"
+    """Strategy of the ndimensional memory."""
+    step_memory: Literal["simple"] = "simple"
+    """Per-step history of the policy (reference ``memory_type``); only ``simple``."""
+    enable_verify: bool = True
+    summarize: bool = True
+    aggregate: bool = True
+    """Merge the majority's reports with the aggregator model when there are several."""
+    format_retries: Count = 5
+    """Report-only retries per verifier whose reply has no valid report."""
+    tie: Literal["reject", "accept", "first"] = "reject"
+    """Verdict on an even split: 0, 1, or verifier 0's verdict."""
+    final_answer: Literal["best_vote", "last"] = "best_vote"
+    verifier_episode: VerifierEpisodeSettings = VerifierEpisodeSettings()
+    default_verifier: ModelSettings | None = None
+    """Verifier of branches that name none (reference ``default_verifier_cfg``)."""
+    branch_max_workers: Count = 0
+    """Branches running at once (0: all)."""
+    verifier_max_workers: Count = 0
+    """Accepted for reference configs; verifiers always run concurrently here."""
+    problem_max_workers: Count = 0
+    """Accepted for reference configs; ``apollo run --concurrency`` sets runs in flight."""
+
+
+class BranchSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One branch of a multi-model evolve run."""
+
+    branch_id: str
+    policy: ModelSettings = ModelSettings()
+    verifier: ModelSettings | None = None
+
+
 class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     url: str | None = None
     """None: use (or, for ``apollo up``, start) the embedded server."""
@@ -82,11 +143,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     models: dict[str, ModelSettings] = {}
     """Per role: ``policy``, ``summarizer``, ``verifier``, ``aggregator``; missing roles use policy."""
     episode: EpisodeSettings = EpisodeSettings()
-    evolve: dict[str, Any] = {}
-    branches: list[dict[str, Any]] = []
+    evolve: EvolveSettings = EvolveSettings()
+    branches: list[BranchSettings] = []
     worker: WorkerSettings = WorkerSettings()
     log: LogSettings = LogSettings()
     data_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        ids = [branch.branch_id for branch in self.branches]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            msg = f"branches: duplicate branch_id {', '.join(duplicates)}"
+            raise ValueError(msg)
 
     def model_for(self, role: str) -> ModelSettings:
         return self.models.get(role) or self.models.get("policy") or ModelSettings()
@@ -100,9 +168,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         return {
             "episode": msgspec.to_builtins(self.episode),
             "models": models,
-            "evolve": dict(self.evolve),
-            "branches": list(self.branches),
+            "evolve": _without_keys(msgspec.to_builtins(self.evolve)),
+            "branches": [_without_keys(msgspec.to_builtins(b)) for b in self.branches],
         }
+
+
+def _without_keys(value: Any) -> Any:
+    """A copy with every ``api_key`` removed: secrets never go into the log."""
+    if isinstance(value, dict):
+        return {k: _without_keys(v) for k, v in value.items() if k != "api_key"}
+    if isinstance(value, list):
+        return [_without_keys(v) for v in value]
+    return value
 
 
 ENV_KEYS: dict[str, tuple[str, ...]] = {
