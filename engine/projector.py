@@ -30,6 +30,7 @@ import structlog
 from engine.eventlog.port import EventLog
 from events.record import Recorded
 from handlers.projections.registry import Projection, projections
+from replay.errors import CheckpointUnusable
 from replay.rebuild import checkpoint_key, decode_checkpoint, encode_checkpoint, load_state
 
 log = structlog.get_logger("apollo.projector")
@@ -127,7 +128,7 @@ class Projector:
             try:
                 checkpoint = decode_checkpoint(data)
                 states[name], last[name] = load_state(checkpoint, projection), checkpoint.last_seq
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            except (msgspec.DecodeError, msgspec.ValidationError, CheckpointUnusable) as exc:
                 # An unreadable checkpoint is rebuilt from the log rather than trusted.
                 log.warning("checkpoint_unreadable", run_id=run_id, projection=name, error=str(exc))
                 return await self._rebuild(run_id)

@@ -45,8 +45,20 @@ def field_differences(expected: Any, actual: Any, path: str = "") -> list[str]:
                 out.extend(field_differences(expected[index], actual[index], sub))
         return out
     if expected != actual or type(expected) is not type(actual):
+        if isinstance(expected, str) and isinstance(actual, str):
+            return [f"{path or '<value>'}: {_text_difference(expected, actual)}"]
         return [f"{path or '<value>'}: {_show(expected)} != {_show(actual)}"]
     return []
+
+
+def _text_difference(expected: str, actual: str) -> str:
+    """Long texts: show the neighbourhood of the first differing character."""
+    if len(expected) <= _CLIP and len(actual) <= _CLIP:
+        return f"{expected!r} != {actual!r}"
+    at = next((i for i, (x, y) in enumerate(zip(expected, actual)) if x != y), min(len(expected), len(actual)))
+    start = max(0, at - 40)
+    return (f"texts differ at char {at} (lengths {len(expected)} / {len(actual)}): "
+            f"...{expected[start:at + 60]!r} != ...{actual[start:at + 60]!r}")
 
 
 def _show(value: Any) -> str:

@@ -5,6 +5,7 @@ ReplayError
  +-- ProjectionMismatch    a live checkpoint differs from a clean rebuild
  +-- ForkError             a fork was asked for at a point that cannot be forked
  +-- HistoryError          a history (file or log) is empty, unordered or unreadable
+ +-- CheckpointUnusable    a checkpoint cannot be turned back into a state (rebuild instead)
 """
 
 from __future__ import annotations
@@ -33,3 +34,7 @@ class ForkError(ReplayError):
 
 class HistoryError(ReplayError):
     """A history is empty, out of order or not readable as events."""
+
+
+class CheckpointUnusable(ReplayError):
+    """A stored state cannot be decoded into its projection's type; rebuild from the log."""

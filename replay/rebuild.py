@@ -16,6 +16,7 @@ from events.base import Event
 from events.record import Recorded
 from handlers.projections.registry import Projection, projections
 from replay.diff import field_differences
+from replay.errors import CheckpointUnusable
 
 
 class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,8 +55,20 @@ def decode_checkpoint(data: bytes) -> Checkpoint:
 
 
 def load_state(checkpoint: Checkpoint, projection: Projection) -> Any:
-    """The typed state of a checkpoint (to resume folding from it)."""
-    return msgspec.json.decode(bytes(checkpoint.state), type=projection.state_type)
+    """The typed state of a checkpoint (to resume folding from it).
+
+    Raises:
+        CheckpointUnusable: the bytes do not decode into the projection's state type, or
+            that type is one msgspec cannot decode (then the run is rebuilt from the log).
+    """
+    data = bytes(checkpoint.state)
+    try:
+        if projection.decode is not None:
+            return projection.decode(data)
+        return msgspec.json.decode(data, type=projection.state_type)
+    except (TypeError, ValueError, msgspec.DecodeError) as exc:
+        msg = f"checkpoint of {projection.name!r} cannot be restored: {exc}"
+        raise CheckpointUnusable(msg) from exc
 
 
 def fold(projection: Projection, events: Iterable[Event], state: Any = None) -> Any:

@@ -12,7 +12,8 @@ Adding one (e.g. the memory projection of the evolve workflow)::
     register(Projection("memory", memory.initial, memory.evolve, memory.MemoryState))
 
 or list the module in :data:`MODULES` when it exposes ``NAME``, ``STATE_TYPE``,
-``initial`` and ``evolve`` at module level.
+``initial`` and ``evolve`` (and optionally ``decode_state(bytes) -> state``, for states
+msgspec cannot decode from ``STATE_TYPE`` alone) at module level.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Projection:
     evolve: Callable[[Any, Event], Any]
     state_type: Any
     """Type a checkpointed state decodes into (``Any`` keeps plain JSON data)."""
+    decode: Callable[[bytes], Any] | None = None
+    """Optional ``bytes -> state`` for states msgspec cannot decode from ``state_type``."""
 
 
 def _initial_episode() -> episode.EpisodeState:
@@ -68,7 +71,8 @@ def _load_module(name: str) -> None:
         raise
     found = [getattr(module, attr, None) for attr in ("NAME", "initial", "evolve")]
     if all(found) and found[0] not in _REGISTRY:
-        register(Projection(found[0], module.initial, module.evolve, getattr(module, "STATE_TYPE", Any)))
+        register(Projection(found[0], module.initial, module.evolve, getattr(module, "STATE_TYPE", Any),
+                            getattr(module, "decode_state", None)))
 
 
 register(Projection("episode", _initial_episode, episode.evolve, episode.EpisodeState))

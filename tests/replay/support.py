@@ -1,0 +1,33 @@
+"""Shared helpers of the replay tests: golden files and whole episodes on a log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.commands import submission
+from engine.replay_cli import read_history
+from events.record import Recorded
+from tests.episode.test_episode_flow import Replies
+from tests.support.engine_harness import EchoPython, make_settings, run_until_done, services
+
+HISTORIES = Path(__file__).parent / "histories"
+
+CODE_THEN_ANSWER = [
+    "<think>compute</think><python_code>print(6*7)</python_code>",
+    "<think>done</think><answer>\\boxed{42}</answer>",
+]
+
+
+def golden(name: str) -> list[Recorded]:
+    return read_history(HISTORIES / f"{name}.ndjson")
+
+
+async def run_episode(log: Any, run_id: str, replies: list[str], *, raw_settings: dict | None = None,
+                      models: Any = None) -> tuple[list[Recorded], EchoPython]:
+    """One reasoning episode through the real routing table on ``log``."""
+    python = EchoPython()
+    svc = services(make_settings(raw_settings), models=models or Replies(replies), tools={"python_code": python})
+    await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
+    await run_until_done(log, svc, [run_id])
+    return await log.read_run(run_id), python
