@@ -117,7 +117,7 @@ def test_reply_list_is_served_by_step() -> None:
     assert client.reply_for([_user("q"), _user(_tool_response("1"))]) == "two"
     with pytest.raises(ModelError, match="needs more") as caught:
         client.reply_for(
-            [_user("q <tool_response>a</tool_response> <tool_response>b</tool_response>")]
+            [_user('q <tool_response>{"result": "a"}</tool_response> <tool_response>{"result": "b"}</tool_response>')]
         )
     assert caught.value.kind == "bad_response"
 
@@ -129,7 +129,7 @@ def test_rules_with_step_and_default() -> None:
     )
     client = ScriptedModelClient(script)
     assert client.reply_for([_user("apples")]) == "fallback"
-    assert client.reply_for([_user("apples <tool_response>x</tool_response>")]) == "one"
+    assert client.reply_for([_user('apples <tool_response>{"result": "x"}</tool_response>')]) == "one"
 
 
 def test_no_matching_rule_is_a_bad_response() -> None:
