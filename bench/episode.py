@@ -1,0 +1,138 @@
+"""Episode benchmark: the engine (JetStream + dispatcher) vs a plain in-process loop.
+
+Both run the same two-step episodes (a python call, then an answer) against the same
+OpenAI-compatible fake model over HTTP, the same instant python tool and the same grader.
+The in-process loop calls them directly with no bus; the engine records every step as
+events. Printed: episodes/s for each, the ratio engine/loop, and the engine's per-step
+overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency, concurrency 1 and 32.
+
+    .venv/bin/python bench/episode.py [--episodes 64] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import nats_server  # noqa: E402
+from engine.commands import submission  # noqa: E402
+from engine.config import validate  # noqa: E402
+from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
+from engine.logging import configure_logging  # noqa: E402
+from engine.models.fake_server import FakeOpenAIServer  # noqa: E402
+from engine.models.router import ModelRouter  # noqa: E402
+from events.model import SamplingParams  # noqa: E402
+from handlers.episode.parsing import parse_action  # noqa: E402
+from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
+from handlers.grading.extraction import extract_final_answer  # noqa: E402
+from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
+from handlers.table import ROUTES  # noqa: E402
+from tests.support.engine_harness import EchoPython, ExactGrader, services  # noqa: E402
+
+
+def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
+    prompt = messages[-1]["content"] if isinstance(messages[-1], dict) else messages[-1].content
+    if "<tool_response>{" in prompt:
+        return "<think>the program printed 42</think><answer>\\boxed{42}</answer>"
+    return "<think>compute it</think><python_code>print(6*7)</python_code>"
+
+
+def settings_for(url: str):  # noqa: ANN201
+    return validate({"models": {"policy": {"model": "fake", "base_url": url, "max_concurrency": 256}},
+                     "episode": {"max_steps": 4}})
+
+
+async def in_process(url: str, episodes: int, concurrency: int) -> float:
+    """The baseline: the same episode logic as direct calls, nothing recorded."""
+    settings = settings_for(url)
+    router = ModelRouter()
+    client = router.client_for("policy", "fake", settings.run_settings())
+    tool, grader = EchoPython(), ExactGrader()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with gate:
+            history: list[HistoryStep] = []
+            for step in range(1, 5):
+                messages = render_policy_prompt("What is 6 times 7?", tools=["python_code"], history=history,
+                                                force_answer=step == 4)
+                reply = await client.complete(messages, SamplingParams())
+                action = parse_action(reply.text, tools=("python_code",))
+                if action.kind == "answer":
+                    await grader.grade(extract_final_answer(reply.text) or "", "42", "exact")
+                    return
+                result = await tool.run(action.tool_input or "", {})
+                history.append(HistoryStep(action=reply.text, observation=f"<tool_response>{result.text}</tool_response>"))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(episodes)))
+    elapsed = time.perf_counter() - started
+    await router.close()
+    return episodes / elapsed
+
+
+async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str) -> float:
+    """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher."""
+    settings = settings_for(url)
+    log = await JetStreamEventLog.connect(nats_url)
+    router = ModelRouter()
+    svc = services(settings, models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
+    dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
+    dispatching = asyncio.create_task(dispatcher.run())
+    finished: dict[str, asyncio.Future[None]] = {}
+
+    async def completed(msg) -> None:  # noqa: ANN001 - nats callback
+        future = finished.get(msg.subject.split(".")[2])
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    watch = await log.nc.subscribe("apollo.run.*.run.completed", cb=completed)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(run_id: str) -> None:
+        async with gate:
+            finished[run_id] = asyncio.get_running_loop().create_future()
+            await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
+            await asyncio.wait_for(finished[run_id], 120)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
+    elapsed = time.perf_counter() - started
+    await watch.unsubscribe()
+    dispatcher.stop()
+    await dispatching
+    await router.close()
+    await log.close()
+    return episodes / elapsed
+
+
+async def main(episodes: int, latencies: list[int], concurrencies: list[int]) -> None:
+    configure_logging(level="error")
+    with nats_server() as server:
+        for latency in latencies:
+            async with FakeOpenAIServer(policy, latency_ms=latency) as fake:
+                for concurrency in concurrencies:
+                    count = episodes if concurrency > 1 else max(8, episodes // 4)
+                    loop_rate = await in_process(fake.base_url, count, concurrency)
+                    engine_rate = await engine(fake.base_url, server.url, count, concurrency,
+                                               f"{latency}-{concurrency}-{time.monotonic_ns()}")
+                    line = (f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop {loop_rate:8.1f} ep/s"
+                            f"   engine {engine_rate:8.1f} ep/s   ratio {engine_rate / loop_rate:5.2f}x")
+                    if latency == 0 and concurrency == 1:
+                        overhead = (1 / engine_rate - 1 / loop_rate) / 2 * 1000
+                        line += f"   engine overhead {overhead:.2f} ms per step"
+                    print(line, flush=True)
+    print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    args = parser.parse_args()
+    asyncio.run(main(16 if args.quick else args.episodes, [0, 50], [1, 32]))
