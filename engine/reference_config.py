@@ -62,6 +62,8 @@ def translate(raw: Mapping[str, Any]) -> dict[str, Any]:
             _merge(out, _run_section(value))
         elif key == "env" and isinstance(value, Mapping):
             _merge(out, _env_section(value))
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            _merge(out, {key: dict(value)})  # apollo keys lay over translated ones
         else:
             out[key] = value
     return out
