@@ -73,12 +73,26 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(row) + "\n" for row in rows))
     report = compute_metrics(results, k=args.samples)
+    evolved = _evolve_report(histories, out) if args.workflow == "evolve" else None
     if args.json:
-        print(json.dumps(to_jsonable(report)))
+        print(json.dumps({**to_jsonable(report), "evolve": evolved} if evolved else to_jsonable(report)))
     else:
         print(render_table(report))
+        if evolved:
+            from handlers.evolve.metrics import render
+
+            print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}")
         print(f"\nresults: {out}  ({len(rows)} runs)")
     return 0
+
+
+def _evolve_report(histories: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Per-round correctness, verifier confusion matrices, success per data source (JSONL too)."""
+    from handlers.evolve.metrics import evolve_metrics, round_rows
+
+    rows = [row for run_id, events in histories.items() for row in round_rows(run_id, events)]
+    out.with_name(out.stem + "-rounds.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return evolve_metrics(histories)
 
 
 async def _run_all(
