@@ -6,22 +6,28 @@ Exit codes: 0 ok; 1 a difference (verify, rebuild) or an error.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from engine.bootstrap import open_runtime, running_engine_url
-from engine.commands import local_workers, new_run_id, run_events, watch_run
+from engine.bootstrap import Runtime, open_runtime, running_engine_url
+from engine.commands import new_run_id, run_events, watch_run
 from engine.config import Settings
+from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import EngineError
-from engine.eventlog.port import EventLog
+from engine.eventlog.port import Delivery, EventLog
+from events.base import Event
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded
 from handlers.projections.registry import projections
+from handlers.routes import Route
+from handlers.table import ROUTES
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
 from replay.fork import ForkPlan, plan_fork
@@ -194,6 +200,40 @@ async def fork_run(event_log: EventLog, parent_run_id: str, *, at_seq: int, over
     return plan
 
 
+class ForkAwareDispatcher(Dispatcher):
+    """A dispatcher that also honours handled marks on first deliveries of effect routes.
+
+    A fork's copied requests arrive as first deliveries already handled (their results
+    are copied too); checking the mark keeps them from calling a model or tool again.
+    The engine's own dispatcher needs the same check for forks made while `apollo up`
+    runs (see docs/replay.md).
+    """
+
+    async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
+        if route.kind == "effect" and await self.log.was_handled(f"{route.name}.{event.event_id}"):
+            return
+        await super()._run_route(route, event, delivery)
+
+
+@contextlib.asynccontextmanager
+async def fork_workers(runtime: Runtime, enabled: bool) -> AsyncIterator[ForkAwareDispatcher | None]:
+    """In-process workers for `apollo fork` when no engine is running."""
+    if not enabled:
+        yield None
+        return
+    worker = runtime.settings.worker
+    dispatcher = ForkAwareDispatcher(runtime.log, ROUTES, runtime.wire_services(),
+                                     DispatcherSettings(concurrency=worker.concurrency,
+                                                        max_deliveries=worker.max_deliveries))
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        yield dispatcher
+    finally:
+        dispatcher.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+
+
 def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any]:
     """Settings the fork lays over the parent's: a config file, then --model/--model-url."""
     overrides: dict[str, Any] = {}
@@ -223,7 +263,7 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
     engine_running = bool(settings.nats.url or running_engine_url(settings))
     runtime = await open_runtime(settings, start_server=True)
     try:
-        async with local_workers(runtime, enabled=not engine_running and not args.no_wait):
+        async with fork_workers(runtime, enabled=not engine_running and not args.no_wait):
             parent = await run_events(runtime, args.run_id)
             overrides = fork_overrides(args, _policy_model(parent))
             plan = await fork_run(runtime.log, args.run_id, at_seq=args.at, overrides=overrides,

@@ -31,3 +31,25 @@ async def run_episode(log: Any, run_id: str, replies: list[str], *, raw_settings
     await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
     await run_until_done(log, svc, [run_id])
     return await log.read_run(run_id), python
+
+
+async def run_forked(log: Any, svc: Any, run_ids: list[str], *, timeout: float = 30.0) -> None:
+    """Like the harness's run_until_done, with the fork-aware dispatcher `apollo fork` uses."""
+    import asyncio
+
+    from engine.dispatcher import DispatcherSettings
+    from engine.replay_cli import ForkAwareDispatcher
+    from handlers.table import ROUTES
+    from tests.support.engine_harness import _finished
+
+    dispatcher = ForkAwareDispatcher(log, ROUTES, svc, DispatcherSettings(pull_timeout=0.05, backoff_base=0.0))
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        for _ in range(int(timeout / 0.02)):
+            if all([await _finished(log, run_id) for run_id in run_ids]):
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"runs did not finish: {run_ids}")
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(task, 15)
