@@ -76,7 +76,7 @@ async def test_fork_prefix_behaves_like_the_parent_prefix() -> None:
     log, parent, plan, child, model, python = await _parent_and_fork(7, ["<answer>\\boxed{41}</answer>"])
     diff = diff_runs(parent, child)
     assert not diff.same and diff.first_step == 2
-    assert any("config.models.policy.model" in line for line in diff.differences)
+    assert any(line.startswith("config.models") for line in diff.differences)
     assert diff.steps_a[0] == diff.steps_b[0]
 
 
