@@ -22,7 +22,7 @@ from handlers.ports import ModelError
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "scripted" / "demo.json"
-GSM8K = Path("/work/shared/data/gsm8k.jsonl")
+GSM8K = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gsm8k.jsonl"
 JANET = (
     "Janet\u2019s ducks lay 16 eggs per day. She eats three for breakfast every morning and "
     "bakes muffins for her friends every day with four. She sells the remainder at the "

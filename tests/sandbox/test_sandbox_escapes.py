@@ -11,6 +11,8 @@ from conftest import SECRET_NAME, SECRET_VALUE, assert_still_serving
 
 from engine.sandbox import PythonSandbox
 
+REPO = Path(__file__).resolve().parents[2]
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -116,9 +118,9 @@ async def test_project_and_home_files_are_invisible(sandbox: PythonSandbox) -> N
     """Nothing of /work, /root or home directories is readable except Python's own files."""
     code = (
         "import os\n"
-        "for p in ('/work/main/pyproject.toml', '/root/.bashrc', '/work/shared/DESIGN.md'):\n"
+        f"for p in ({str(REPO / 'pyproject.toml')!r}, '/root/.bashrc', {str(REPO.parent / 'shared' / 'DESIGN.md')!r}):\n"
         "    print(p, os.path.exists(p))\n"
-        "print(sorted(os.listdir('/work/main')))\n"
+        f"print(sorted(os.listdir({str(REPO)!r})))\n"
         "print(os.path.exists('/home'))\n"
     )
     outcome = await sandbox.run(code)
@@ -163,7 +165,7 @@ async def test_host_processes_are_invisible(sandbox: PythonSandbox) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/work/main/evil.txt", "/etc/evil", "/usr/evil", "/evil", "/dev/shm/evil"]
+    "path", [str(Path(__file__).resolve().parents[2] / "evil.txt"), "/etc/evil", "/usr/evil", "/evil", "/dev/shm/evil"]
 )
 async def test_writing_outside_scratch_fails(sandbox: PythonSandbox, path: str) -> None:
     """Every path outside the scratch directory is read-only or absent."""
