@@ -161,3 +161,19 @@ async def test_branch_calls_carry_the_branch_and_its_models() -> None:
     calls = {(e.branch, e.role): e.model for e in events if isinstance(e, ModelCallRequested)}
     assert calls[("a", "policy")] == "pa" and calls[("a", "verifier")] == "va"
     assert calls[("b", "policy")] == "pb" and calls[("b", "verifier")] == "vd"
+
+
+async def test_rounds_without_verification_still_write_memory() -> None:
+    """With enable_verify off, each round writes an unscored memory entry and no verifier runs."""
+    model = RoleModel(standard_reply())
+    events = await run_evolve(model, evolve={"rounds": 2, "enable_verify": False})
+    assert [m.entry.score for m in of(events, MemoryWritten)] == [None, None]
+    assert {c.role for c in model.calls} == {"policy"}
+    assert len(of(events, RunCompleted)) == 1
+
+
+def test_memory_projection_is_registered() -> None:
+    """The projection registry offers the memory fold for live projection and rebuild."""
+    from handlers.projections.registry import projections
+
+    assert "memory" in projections()
