@@ -16,13 +16,13 @@ import asyncio
 import time
 from typing import Any
 
+from engine.bootstrap import settings_for_run
 from engine.commands import submission
 from engine.config import validate
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
-from engine.bootstrap import settings_for_run
 from engine.tools import ToolRegistry
 from events import ChatMessage, RoundCompleted, RunCompleted, SamplingParams
 from handlers.context import Services
@@ -52,19 +52,29 @@ class ExactGrader:
 async def evented(base_url: str, rounds: int) -> float:
     """Seconds for one evolve run with all branches through the engine."""
     model = {"model": "fake-model", "base_url": base_url, "max_retries": 0}
-    settings = validate({
-        "models": {"policy": model},
-        "evolve": {"rounds": rounds, "verifiers": VERIFIERS},
-        "branches": [{"branch_id": f"b{i}", "policy": model} for i in range(BRANCHES)],
-    })
+    settings = validate(
+        {
+            "models": {"policy": model},
+            "evolve": {"rounds": rounds, "verifiers": VERIFIERS},
+            "branches": [{"branch_id": f"b{i}", "policy": model} for i in range(BRANCHES)],
+        }
+    )
     router = ModelRouter()
-    services = Services(models=router, tools=ToolRegistry({}), grader=ExactGrader(),
-                        settings_for_run=lambda overrides: settings_for_run(settings, overrides))
+    services = Services(
+        models=router,
+        tools=ToolRegistry({}),
+        grader=ExactGrader(),
+        settings_for_run=lambda overrides: settings_for_run(settings, overrides),
+    )
     log = InMemoryEventLog()
-    dispatcher = Dispatcher(log, ROUTES, services, DispatcherSettings(pull_timeout=0.01, concurrency=128))
+    dispatcher = Dispatcher(
+        log, ROUTES, services, DispatcherSettings(pull_timeout=0.01, concurrency=128)
+    )
     task = asyncio.create_task(dispatcher.run())
     started = time.perf_counter()
-    await log.append(submission("bench-evo", "What is 6 times 7?", ground_truth="42", workflow="evolve"))
+    await log.append(
+        submission("bench-evo", "What is 6 times 7?", ground_truth="42", workflow="evolve")
+    )
     while not any(isinstance(r.event, RunCompleted) for r in await log.read_run("bench-evo")):
         await asyncio.sleep(0.005)
     elapsed = time.perf_counter() - started
@@ -79,11 +89,15 @@ async def evented(base_url: str, rounds: int) -> float:
 async def sequential(base_url: str, rounds: int) -> float:
     """Seconds for the same calls made one after another."""
     router = ModelRouter()
-    client = router.client_for("policy", "fake-model", {"models": {"policy": {"base_url": base_url, "max_retries": 0}}})
+    client = router.client_for(
+        "policy", "fake-model", {"models": {"policy": {"base_url": base_url, "max_retries": 0}}}
+    )
     params = SamplingParams()
     started = time.perf_counter()
     for _ in range(BRANCHES * rounds):
-        await client.complete([ChatMessage(role="user", content="Problem: What is 6 times 7?")], params)
+        await client.complete(
+            [ChatMessage(role="user", content="Problem: What is 6 times 7?")], params
+        )
         await client.complete([ChatMessage(role="user", content="### Role\nsummarize")], params)
         for _ in range(VERIFIERS):
             await client.complete([ChatMessage(role="user", content="You are a verifier.")], params)
@@ -104,8 +118,10 @@ async def main() -> None:
         fast = await evented(server.base_url, args.rounds)
         calls = server.requests_total
     total = BRANCHES * args.rounds
-    print(f"K={BRANCHES} branches, {VERIFIERS} verifiers, {args.rounds} rounds each, "
-          f"{args.latency_ms:.0f} ms per call ({calls} requests in all)")
+    print(
+        f"K={BRANCHES} branches, {VERIFIERS} verifiers, {args.rounds} rounds each, "
+        f"{args.latency_ms:.0f} ms per call ({calls} requests in all)"
+    )
     print(f"sequential (reference-like): {total / base * 60:8.1f} rounds/min  ({base:.2f} s)")
     print(f"apollo evolve (evented):     {total / fast * 60:8.1f} rounds/min  ({fast:.2f} s)")
     print(f"speed-up: {base / fast:.2f}x (target >= 3x)")

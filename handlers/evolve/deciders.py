@@ -53,8 +53,16 @@ async def on_model_call_failed(event: ModelCallFailed, ctx: HandlerContext) -> S
         return []
     if ref.kind == "policy":
         reason = "context_length" if event.kind == "context_length" else "model_failed"
-        return [no_answer(ctx, event.step, reason, f"{event.kind}: {event.message}",
-                          episode=event.episode, branch=event.branch)]
+        return [
+            no_answer(
+                ctx,
+                event.step,
+                reason,
+                f"{event.kind}: {event.message}",
+                episode=event.episode,
+                branch=event.branch,
+            )
+        ]
     if ref.kind == "summary":
         return await verification.start_verifiers(event, ctx)
     if ref.kind == "verifier":
@@ -71,7 +79,9 @@ async def on_tool_result(event: ToolReturned | ToolFailed, ctx: HandlerContext) 
     if ref.kind == "policy":
         return rounds.continue_policy(ctx, state, event.branch, ref.round, event.step + 1)
     if ref.kind == "verifier":
-        return verification.continue_verifier(ctx, state, event.branch, ref.round, ref.index, event.step + 1)
+        return verification.continue_verifier(
+            ctx, state, event.branch, ref.round, ref.index, event.step + 1
+        )
     return []
 
 

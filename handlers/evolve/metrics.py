@@ -75,7 +75,9 @@ def evolve_metrics(histories: Mapping[str, Sequence[Event]]) -> dict[str, Any]:
     }
 
 
-def _by_source(histories: Mapping[str, Sequence[Event]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_source(
+    histories: Mapping[str, Sequence[Event]], rows: list[dict[str, Any]]
+) -> dict[str, Any]:
     finals: dict[str, list[float]] = defaultdict(list)
     for events in histories.values():
         problem = next((e for e in events if isinstance(e, ProblemSubmitted)), None)
@@ -88,8 +90,12 @@ def _by_source(histories: Mapping[str, Sequence[Event]], rows: list[dict[str, An
             rounds[str(row["data_source"])].append(row["correct"])
     sources = sorted(set(finals) | set(rounds))
     return {
-        source: {"final_success": _mean(finals[source]), "runs": len(finals[source]),
-                 "round_success": _mean(rounds[source]), "rounds": len(rounds[source])}
+        source: {
+            "final_success": _mean(finals[source]),
+            "runs": len(finals[source]),
+            "round_success": _mean(rounds[source]),
+            "rounds": len(rounds[source]),
+        }
         for source in sources
     }
 
@@ -97,11 +103,16 @@ def _by_source(histories: Mapping[str, Sequence[Event]], rows: list[dict[str, An
 def render(metrics: Mapping[str, Any]) -> str:
     """The metrics as a few plain-text lines for the terminal."""
     lines = [f"evolve: {metrics['rounds']} rounds"]
-    lines.append("accuracy by round: " + ", ".join(
-        f"r{r}={_pct(v)}" for r, v in metrics["accuracy_by_round"].items()) or "-")
+    lines.append(
+        "accuracy by round: "
+        + ", ".join(f"r{r}={_pct(v)}" for r, v in metrics["accuracy_by_round"].items())
+        or "-"
+    )
     if len(metrics["accuracy_by_branch"]) > 1:
-        lines.append("accuracy by branch: " + ", ".join(
-            f"{b}={_pct(v)}" for b, v in metrics["accuracy_by_branch"].items()))
+        lines.append(
+            "accuracy by branch: "
+            + ", ".join(f"{b}={_pct(v)}" for b, v in metrics["accuracy_by_branch"].items())
+        )
     for name in ("verdicts", "verifier_judgments"):
         m = metrics[name]
         lines.append(
@@ -109,8 +120,10 @@ def render(metrics: Mapping[str, Any]) -> str:
             f"{m['false_accept']}, reject right {m['false_reject']}, reject wrong {m['true_reject']}"
         )
     for source, s in metrics["by_data_source"].items():
-        lines.append(f"{source}: final {_pct(s['final_success'])} of {s['runs']} runs, "
-                     f"rounds {_pct(s['round_success'])} of {s['rounds']}")
+        lines.append(
+            f"{source}: final {_pct(s['final_success'])} of {s['runs']} runs, "
+            f"rounds {_pct(s['round_success'])} of {s['rounds']}"
+        )
     return "\n".join(lines)
 
 

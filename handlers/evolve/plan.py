@@ -60,13 +60,17 @@ def plan_of(settings: dict[str, Any]) -> Plan:
     evolve = dict(settings.get("evolve") or {})
     verifier = dict(evolve.get("verifier_episode") or {})
     branches = tuple(str(b["branch_id"]) for b in settings.get("branches") or [])
-    known = {name for name in Plan.__dataclass_fields__ if name not in ("branches", "verifier_episode")}
+    known = {
+        name for name in Plan.__dataclass_fields__ if name not in ("branches", "verifier_episode")
+    }
     fields = {key: value for key, value in evolve.items() if key in known}
     episode_fields = VerifierEpisode.__dataclass_fields__
     return Plan(
         **fields,
         branches=branches or (None,),
-        verifier_episode=VerifierEpisode(**{k: v for k, v in verifier.items() if k in episode_fields}),
+        verifier_episode=VerifierEpisode(
+            **{k: v for k, v in verifier.items() if k in episode_fields}
+        ),
     )
 
 
@@ -135,7 +139,7 @@ def parse_episode(branch: str | None, episode: str) -> EpisodeRef | None:
         prefix = f"{branch}:"
         if not episode.startswith(prefix):
             return None
-        episode = episode[len(prefix):]
+        episode = episode[len(prefix) :]
     match = _EPISODE.match(episode)
     if match is None:
         return None

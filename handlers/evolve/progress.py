@@ -61,7 +61,9 @@ def _waiting_branch(plan: Plan, finished: int) -> str | None:
 def _run_completed(ctx: HandlerContext, plan: Plan) -> RunCompleted:
     chosen = final_round(completed_rounds(ctx.history), plan.final_answer)
     return ctx.new(
-        RunCompleted, "completed",
-        done_reason="evolved", answer=chosen.answer if chosen else None,
+        RunCompleted,
+        "completed",
+        done_reason="evolved",
+        answer=chosen.answer if chosen else None,
         score=chosen.correct if chosen else None,
     )

@@ -16,8 +16,18 @@ from events.evolve import RoundStarted
 from events.model import ModelCallRequested, ModelResponded
 from events.run import RunStarted
 from handlers.context import HandlerContext
-from handlers.episode.flow import after_action, enabled_tools, parse_reply, request_policy_step, sampling_params
-from handlers.episode.prompts import PreviousSolution, format_previous_solutions, render_summarizer_prompt
+from handlers.episode.flow import (
+    after_action,
+    enabled_tools,
+    parse_reply,
+    request_policy_step,
+    sampling_params,
+)
+from handlers.episode.prompts import (
+    PreviousSolution,
+    format_previous_solutions,
+    render_summarizer_prompt,
+)
 from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
 from handlers.evolve.verdict import complete_round
 from handlers.evolve.verification import request_verifiers
@@ -39,14 +49,22 @@ def start_round(ctx: HandlerContext, plan: Plan, branch: str | None, round_: int
     question = _question(ctx)
     seed = f"{ctx.event.run_id}/{branch}/{round_}"
     entries = retrieve(
-        memory_state(ctx.history), plan.solution_memory,  # type: ignore[arg-type]
-        plan.scored_history_length, strategy=plan.retrieval,  # type: ignore[arg-type]
-        seed=seed, query=question,
+        memory_state(ctx.history),
+        plan.solution_memory,  # type: ignore[arg-type]
+        plan.scored_history_length,
+        strategy=plan.retrieval,  # type: ignore[arg-type]
+        seed=seed,
+        query=question,
     )
-    shown = [PreviousSolution(solution=e.solution, feedback=e.feedback, vote=e.vote) for e in entries]
+    shown = [
+        PreviousSolution(solution=e.solution, feedback=e.feedback, vote=e.vote) for e in entries
+    ]
     return ctx.new(
-        RoundStarted, f"round-{branch}-{round_}",
-        round=round_, branch=branch, previous_solutions=format_previous_solutions(shown),
+        RoundStarted,
+        f"round-{branch}-{round_}",
+        round=round_,
+        branch=branch,
+        previous_solutions=format_previous_solutions(shown),
         memory_entries=[e.entry_id for e in entries],
     )
 
@@ -70,14 +88,22 @@ async def take_policy_action(event: ModelResponded, ctx: HandlerContext) -> Sequ
         return []
     action = parse_reply(ctx, event, tools=enabled_tools(state.settings))
     max_steps = int(state.settings.get("episode", {}).get("max_steps", 4))
-    return [action, *after_action(
-        ctx, state, action, event, max_steps=max_steps,
-        next_step=lambda after, step: _policy_step(ctx, after, started, step=step),
-    )]
+    return [
+        action,
+        *after_action(
+            ctx,
+            state,
+            action,
+            event,
+            max_steps=max_steps,
+            next_step=lambda after, step: _policy_step(ctx, after, started, step=step),
+        ),
+    ]
 
 
-def continue_policy(ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int,
-                    step: int) -> list[Event]:
+def continue_policy(
+    ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int, step: int
+) -> list[Event]:
     """The next policy step after a tool result."""
     started = round_view(ctx.history, branch, round_).started
     if started is None or state.ended is not None or state.graded is not None:
@@ -94,32 +120,60 @@ async def finish_policy(event: AnswerGraded, ctx: HandlerContext) -> Sequence[Ev
     if state.ended is not None:
         return []
     ended = ctx.new(
-        EpisodeEnded, "ended",
-        done_reason=event.done_reason, reward=event.score, steps=state.step,
-        invalid_turns=state.invalid_turns, answer=event.answer, branch=event.branch, episode=event.episode,
+        EpisodeEnded,
+        "ended",
+        done_reason=event.done_reason,
+        reward=event.score,
+        steps=state.step,
+        invalid_turns=state.invalid_turns,
+        answer=event.answer,
+        branch=event.branch,
+        episode=event.episode,
     )
     plan = plan_of(state.settings)
     if not plan.enable_verify:
-        return [ended, *complete_round(ctx, [*ctx.history, ended], plan, event.branch, ref.round, None, "")]
+        return [
+            ended,
+            *complete_round(ctx, [*ctx.history, ended], plan, event.branch, ref.round, None, ""),
+        ]
     if not plan.summarize:
-        return [ended, *request_verifiers(ctx, plan, event.branch, ref.round, trajectory_text(state))]
+        return [
+            ended,
+            *request_verifiers(ctx, plan, event.branch, ref.round, trajectory_text(state)),
+        ]
     return [ended, _summarizer_call(ctx, state, event.branch, ref.round)]
 
 
-def _summarizer_call(ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int) -> ModelCallRequested:
+def _summarizer_call(
+    ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int
+) -> ModelCallRequested:
     model = models_for(state.settings, branch)["summarizer"]
-    messages = render_summarizer_prompt(trajectory_text(state), system_prompt=model.get("system_prompt"))
+    messages = render_summarizer_prompt(
+        trajectory_text(state), system_prompt=model.get("system_prompt")
+    )
     return ctx.new(
-        ModelCallRequested, "summarize",
-        call_id=ctx.new_id("summarize"), role="summarizer", step=1, messages=messages,
-        model=str(model.get("model", "")), params=sampling_params(model), purpose="summarize",
-        branch=branch, episode=episode_id(branch, round_, "summary"),
+        ModelCallRequested,
+        "summarize",
+        call_id=ctx.new_id("summarize"),
+        role="summarizer",
+        step=1,
+        messages=messages,
+        model=str(model.get("model", "")),
+        params=sampling_params(model),
+        purpose="summarize",
+        branch=branch,
+        episode=episode_id(branch, round_, "summary"),
     )
 
 
-def _policy_step(ctx: HandlerContext, state: EpisodeState, started: RoundStarted, *, step: int) -> ModelCallRequested:
+def _policy_step(
+    ctx: HandlerContext, state: EpisodeState, started: RoundStarted, *, step: int
+) -> ModelCallRequested:
     return request_policy_step(
-        ctx, state, step=step, branch=started.branch,
+        ctx,
+        state,
+        step=step,
+        branch=started.branch,
         model=models_for(state.settings, started.branch)["policy"],
         previous_solutions=started.previous_solutions or None,
     )

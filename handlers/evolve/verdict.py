@@ -15,7 +15,13 @@ import re
 from collections.abc import Sequence
 
 from events.base import Event
-from events.evolve import MemoryEntry, MemoryWritten, RoundCompleted, VerdictReached, VerifierReported
+from events.evolve import (
+    MemoryEntry,
+    MemoryWritten,
+    RoundCompleted,
+    VerdictReached,
+    VerifierReported,
+)
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from handlers.context import HandlerContext
 from handlers.episode.flow import sampling_params
@@ -54,19 +60,30 @@ async def count_votes(event: VerifierReported, ctx: HandlerContext) -> Sequence[
     judgments = [view.reports[i].judgment for i in sorted(view.reports)]
     decided, tie = majority(judgments, plan.tie)
     verdict = ctx.new(
-        VerdictReached, "verdict",
-        round=event.round, judgments=judgments, majority=decided, approvals=sum(judgments),
-        tie=tie, tie_rule=plan.tie, branch=event.branch,
+        VerdictReached,
+        "verdict",
+        round=event.round,
+        judgments=judgments,
+        majority=decided,
+        approvals=sum(judgments),
+        tie=tie,
+        tie_rule=plan.tie,
+        branch=event.branch,
     )
     reports = majority_reports(view, decided)
     if plan.aggregate and len(reports) > 1:
         return [verdict, _aggregation_call(ctx, view, decided, reports)]
     representative = reports[0] if reports else NO_REPORT
     history = [*ctx.history, verdict]
-    return [verdict, *complete_round(ctx, history, plan, event.branch, event.round, verdict, representative)]
+    return [
+        verdict,
+        *complete_round(ctx, history, plan, event.branch, event.round, verdict, representative),
+    ]
 
 
-async def merge_reports(event: ModelResponded | ModelCallFailed, ctx: HandlerContext) -> Sequence[Event]:
+async def merge_reports(
+    event: ModelResponded | ModelCallFailed, ctx: HandlerContext
+) -> Sequence[Event]:
     """The aggregator's merged report (or, failing that, the first majority report) is kept."""
     ref = parse_episode(event.branch, event.episode)
     if ref is None or ref.kind != "aggregate":
@@ -80,19 +97,31 @@ async def merge_reports(event: ModelResponded | ModelCallFailed, ctx: HandlerCon
         merged = None  # a merged report must keep the majority's verdict
     representative = merged or (reports[0] if reports else NO_REPORT)
     plan = plan_of(ctx.settings())
-    return complete_round(ctx, ctx.history, plan, event.branch, ref.round, view.verdict, representative)
+    return complete_round(
+        ctx, ctx.history, plan, event.branch, ref.round, view.verdict, representative
+    )
 
 
 def majority_reports(view: RoundView, decided: int) -> list[str]:
     """Valid reports that agree with the verdict, in verifier order."""
     return [
-        view.reports[i].report for i in sorted(view.reports)
-        if view.reports[i].valid and view.reports[i].judgment == decided and view.reports[i].report.strip()
+        view.reports[i].report
+        for i in sorted(view.reports)
+        if view.reports[i].valid
+        and view.reports[i].judgment == decided
+        and view.reports[i].report.strip()
     ]
 
 
-def complete_round(ctx: HandlerContext, history: Sequence[Event], plan: Plan, branch: str | None,
-                   round_: int, verdict: VerdictReached | None, representative: str) -> list[Event]:
+def complete_round(
+    ctx: HandlerContext,
+    history: Sequence[Event],
+    plan: Plan,
+    branch: str | None,
+    round_: int,
+    verdict: VerdictReached | None,
+    representative: str,
+) -> list[Event]:
     """Write the round to memory (the vote is its score) and record the round's metrics."""
     view = round_view(history, branch, round_)
     graded = view.graded
@@ -102,17 +131,27 @@ def complete_round(ctx: HandlerContext, history: Sequence[Event], plan: Plan, br
         representative = f"{representative.strip()}\n\\boxed{{{verdict.majority}}}"
     entry = MemoryEntry(
         entry_id=episode_id(branch, round_, "memory"),
-        round=round_, branch=branch, solution=solution, feedback=representative, answer=answer,
+        round=round_,
+        branch=branch,
+        solution=solution,
+        feedback=representative,
+        answer=answer,
         score=float(verdict.majority) if verdict else None,
         vote=verdict.approvals / len(verdict.judgments) if verdict and verdict.judgments else None,
         complexity=len(solution),
     )
     written = ctx.new(MemoryWritten, "memory", entry=entry)
     completed = ctx.new(
-        RoundCompleted, "round-completed",
-        round=round_, answer=answer, majority=verdict.majority if verdict else None,
-        approvals=verdict.approvals if verdict else 0, verifiers=len(verdict.judgments) if verdict else 0,
-        correct=_correctness(view), done_reason=graded.done_reason if graded else "unknown", branch=branch,
+        RoundCompleted,
+        "round-completed",
+        round=round_,
+        answer=answer,
+        majority=verdict.majority if verdict else None,
+        approvals=verdict.approvals if verdict else 0,
+        verifiers=len(verdict.judgments) if verdict else 0,
+        correct=_correctness(view),
+        done_reason=graded.done_reason if graded else "unknown",
+        branch=branch,
     )
     return [written, completed]
 
@@ -130,19 +169,31 @@ def _solution_fallback(view: RoundView) -> str:
     return f"Final answer: {view.graded.answer}"
 
 
-def _aggregation_call(ctx: HandlerContext, view: RoundView, decided: int, reports: list[str]) -> ModelCallRequested:
+def _aggregation_call(
+    ctx: HandlerContext, view: RoundView, decided: int, reports: list[str]
+) -> ModelCallRequested:
     settings = ctx.settings()
     model = models_for(settings, view.branch)["aggregator"]
     question = view.problem.question if view.problem else ""
     messages = render_aggregation_prompt(
-        question, brief_of(ctx, view.branch, view.round), majority_judgment=decided, reports=reports,
+        question,
+        brief_of(ctx, view.branch, view.round),
+        majority_judgment=decided,
+        reports=reports,
         system_prompt=model.get("system_prompt"),
     )
     return ctx.new(
-        ModelCallRequested, "aggregate",
-        call_id=ctx.new_id("aggregate"), role="aggregator", step=1, messages=messages,
-        model=str(model.get("model", "")), params=sampling_params(model), purpose="aggregate",
-        branch=view.branch, episode=episode_id(view.branch, view.round, "aggregate"),
+        ModelCallRequested,
+        "aggregate",
+        call_id=ctx.new_id("aggregate"),
+        role="aggregator",
+        step=1,
+        messages=messages,
+        model=str(model.get("model", "")),
+        params=sampling_params(model),
+        purpose="aggregate",
+        branch=view.branch,
+        episode=episode_id(view.branch, view.round, "aggregate"),
     )
 
 

@@ -31,21 +31,34 @@ RETRY = "format_retry"
 _BRIEF_LIMIT = 12000
 
 
-async def start_verifiers(event: ModelResponded | ModelCallFailed, ctx: HandlerContext) -> Sequence[Event]:
+async def start_verifiers(
+    event: ModelResponded | ModelCallFailed, ctx: HandlerContext
+) -> Sequence[Event]:
     """The brief is ready (or the summarizer failed): ask every verifier at once."""
     ref = parse_episode(event.branch, event.episode)
     if ref is None or ref.kind != "summary":
         return []
     plan = plan_of(ctx.settings())
-    return request_verifiers(ctx, plan, event.branch, ref.round, brief_of(ctx, event.branch, ref.round))
+    return request_verifiers(
+        ctx, plan, event.branch, ref.round, brief_of(ctx, event.branch, ref.round)
+    )
 
 
-def request_verifiers(ctx: HandlerContext, plan: Plan, branch: str | None, round_: int,
-                      brief: str) -> list[Event]:
+def request_verifiers(
+    ctx: HandlerContext, plan: Plan, branch: str | None, round_: int, brief: str
+) -> list[Event]:
     """Step 1 of every verifier episode of the round."""
     return [
-        verifier_step(ctx, plan, episode_state(ctx.history, episode_id(branch, round_, "verifier", i)),
-                      branch, round_, i, step=1, brief=brief)
+        verifier_step(
+            ctx,
+            plan,
+            episode_state(ctx.history, episode_id(branch, round_, "verifier", i)),
+            branch,
+            round_,
+            i,
+            step=1,
+            brief=brief,
+        )
         for i in range(plan.verifiers)
     ]
 
@@ -59,26 +72,48 @@ def brief_of(ctx: HandlerContext, branch: str | None, round_: int) -> str:
     return trajectory_text(policy)[-_BRIEF_LIMIT:]
 
 
-def verifier_step(ctx: HandlerContext, plan: Plan, state: EpisodeState, branch: str | None, round_: int,
-                  index: int, *, step: int, brief: str, purpose: str = "act") -> ModelCallRequested:
+def verifier_step(
+    ctx: HandlerContext,
+    plan: Plan,
+    state: EpisodeState,
+    branch: str | None,
+    round_: int,
+    index: int,
+    *,
+    step: int,
+    brief: str,
+    purpose: str = "act",
+) -> ModelCallRequested:
     """Render verifier ``index``'s prompt for ``step`` (report only on the last step and on retries)."""
     settings = plan.verifier_episode
     model = models_for(state.settings, branch)["verifier"]
     force = purpose == RETRY or step >= settings.max_steps
     question = state.problem.question if state.problem else ""
     messages = render_verifier_prompt(
-        question, brief, tools=settings.tools,
-        history=[HistoryStep(action=s.response or "", observation=s.observation or "") for s in state.steps],
-        history_length=settings.history_length, force_report=force,
+        question,
+        brief,
+        tools=settings.tools,
+        history=[
+            HistoryStep(action=s.response or "", observation=s.observation or "")
+            for s in state.steps
+        ],
+        history_length=settings.history_length,
+        force_report=force,
         system_prompt=model.get("system_prompt"),
     )
     label = f"verifier-{index}-call-{step}"
     return ctx.new(
-        ModelCallRequested, label,
-        call_id=ctx.new_id(label), role="verifier", step=step, messages=messages,
-        model=str(model.get("model", "")), params=sampling_params(model),
+        ModelCallRequested,
+        label,
+        call_id=ctx.new_id(label),
+        role="verifier",
+        step=step,
+        messages=messages,
+        model=str(model.get("model", "")),
+        params=sampling_params(model),
         purpose=purpose if purpose == RETRY else ("force_report" if force else "act"),
-        branch=branch, episode=episode_id(branch, round_, "verifier", index),
+        branch=branch,
+        episode=episode_id(branch, round_, "verifier", index),
     )
 
 
@@ -104,14 +139,18 @@ async def take_verifier_action(event: ModelResponded, ctx: HandlerContext) -> Se
     return [action, _retry_or_give_up(ctx, plan, after, event, ref.round, ref.index)]
 
 
-def continue_verifier(ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int,
-                      index: int, step: int) -> list[Event]:
+def continue_verifier(
+    ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int, index: int, step: int
+) -> list[Event]:
     """The next verifier step after a tool result."""
     if index in round_view(ctx.history, branch, round_).reports:
         return []
     plan = plan_of(state.settings)
-    return [verifier_step(ctx, plan, state, branch, round_, index, step=step,
-                          brief=brief_of(ctx, branch, round_))]
+    return [
+        verifier_step(
+            ctx, plan, state, branch, round_, index, step=step, brief=brief_of(ctx, branch, round_)
+        )
+    ]
 
 
 async def verifier_failed(event: ModelCallFailed, ctx: HandlerContext) -> Sequence[Event]:
@@ -122,11 +161,20 @@ async def verifier_failed(event: ModelCallFailed, ctx: HandlerContext) -> Sequen
     if ref.index in round_view(ctx.history, event.branch, ref.round).reports:
         return []
     state = episode_state(ctx.history, event.episode)
-    return [ctx.new(
-        VerifierReported, "reported",
-        round=ref.round, verifier=ref.index, judgment=0, report="", valid=False,
-        retries=_retries(state, ctx.history), reason="model_failed", branch=event.branch,
-    )]
+    return [
+        ctx.new(
+            VerifierReported,
+            "reported",
+            round=ref.round,
+            verifier=ref.index,
+            judgment=0,
+            report="",
+            valid=False,
+            retries=_retries(state, ctx.history),
+            reason="model_failed",
+            branch=event.branch,
+        )
+    ]
 
 
 def judgment_of(report: str | None) -> int | None:
@@ -138,37 +186,88 @@ def judgment_of(report: str | None) -> int | None:
     return int(value) if value in ("0", "1") else None
 
 
-def _reported(ctx: HandlerContext, event: ModelResponded, round_: int, index: int, judgment: int,
-              action: ActionParsed, state: EpisodeState) -> VerifierReported:
+def _reported(
+    ctx: HandlerContext,
+    event: ModelResponded,
+    round_: int,
+    index: int,
+    judgment: int,
+    action: ActionParsed,
+    state: EpisodeState,
+) -> VerifierReported:
     return ctx.new(
-        VerifierReported, "reported",
-        round=round_, verifier=index, judgment=judgment, report=action.answer or "", valid=True,
-        retries=_retries(state, ctx.history), reason="report", branch=event.branch,
+        VerifierReported,
+        "reported",
+        round=round_,
+        verifier=index,
+        judgment=judgment,
+        report=action.answer or "",
+        valid=True,
+        retries=_retries(state, ctx.history),
+        reason="report",
+        branch=event.branch,
     )
 
 
-def _next(ctx: HandlerContext, plan: Plan, state: EpisodeState, event: ModelResponded, round_: int,
-          index: int) -> ModelCallRequested:
-    return verifier_step(ctx, plan, state, event.branch, round_, index, step=event.step + 1,
-                         brief=brief_of(ctx, event.branch, round_))
+def _next(
+    ctx: HandlerContext,
+    plan: Plan,
+    state: EpisodeState,
+    event: ModelResponded,
+    round_: int,
+    index: int,
+) -> ModelCallRequested:
+    return verifier_step(
+        ctx,
+        plan,
+        state,
+        event.branch,
+        round_,
+        index,
+        step=event.step + 1,
+        brief=brief_of(ctx, event.branch, round_),
+    )
 
 
-def _retry_or_give_up(ctx: HandlerContext, plan: Plan, state: EpisodeState, event: ModelResponded,
-                      round_: int, index: int) -> Event:
+def _retry_or_give_up(
+    ctx: HandlerContext,
+    plan: Plan,
+    state: EpisodeState,
+    event: ModelResponded,
+    round_: int,
+    index: int,
+) -> Event:
     retries = _retries(state, ctx.history)
     if retries < plan.format_retries:
-        return verifier_step(ctx, plan, state, event.branch, round_, index, step=event.step + 1,
-                             brief=brief_of(ctx, event.branch, round_), purpose=RETRY)
+        return verifier_step(
+            ctx,
+            plan,
+            state,
+            event.branch,
+            round_,
+            index,
+            step=event.step + 1,
+            brief=brief_of(ctx, event.branch, round_),
+            purpose=RETRY,
+        )
     return ctx.new(
-        VerifierReported, "reported",
-        round=round_, verifier=index, judgment=0, report="", valid=False,
-        retries=retries, reason="no_valid_report", branch=event.branch,
+        VerifierReported,
+        "reported",
+        round=round_,
+        verifier=index,
+        judgment=0,
+        report="",
+        valid=False,
+        retries=retries,
+        reason="no_valid_report",
+        branch=event.branch,
     )
 
 
 def _retries(state: EpisodeState, history: Sequence[Event]) -> int:
     """Format retries so far: the episode's model calls made as retries."""
     return sum(
-        1 for e in history
+        1
+        for e in history
         if isinstance(e, ModelCallRequested) and e.episode == state.episode and e.purpose == RETRY
     )

@@ -93,5 +93,7 @@ def is_evolve_run(history: Iterable[Event]) -> bool:
 
 def trajectory_text(state: EpisodeState) -> str:
     """The whole trajectory (every step, not only the last) as readable text."""
-    steps = [HistoryStep(action=s.response or "", observation=s.observation or "") for s in state.steps]
+    steps = [
+        HistoryStep(action=s.response or "", observation=s.observation or "") for s in state.steps
+    ]
     return format_history(steps, len(steps))

@@ -86,14 +86,19 @@ class NDimensionalMemory:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def retrieve(self, k: int, strategy: Strategy = "min_combined", seed: str = "") -> list[MemoryEntry]:
+    def retrieve(
+        self, k: int, strategy: Strategy = "min_combined", seed: str = ""
+    ) -> list[MemoryEntry]:
         """``k`` entries by ``strategy``; ``random`` is a pure function of ``seed``."""
         if k <= 0:
             return []
         if strategy == "min_combined":
             return self._min_combined(k)
         if strategy == "random":
-            order = sorted(range(len(self.entries)), key=lambda i: _digest(f"{seed}/{self.entries[i].entry_id}"))
+            order = sorted(
+                range(len(self.entries)),
+                key=lambda i: _digest(f"{seed}/{self.entries[i].entry_id}"),
+            )
             return [self.entries[i] for i in order[:k]]
         msg = f"unknown retrieval strategy {strategy!r}: use min_combined or random"
         raise ValueError(msg)
@@ -169,7 +174,9 @@ def evolve_ndimensional(state: NDimensionalMemory, event: Event) -> NDimensional
         return state
     index = len(state.entries)
     groups = {dim: _add_to_groups(state.groups[dim], values[dim], index) for dim in DIMENSIONS}
-    return NDimensionalMemory(entries=(*state.entries, event.entry), keys=state.keys | {key}, groups=groups)
+    return NDimensionalMemory(
+        entries=(*state.entries, event.entry), keys=state.keys | {key}, groups=groups
+    )
 
 
 def evolve_search(state: SearchMemory, event: Event) -> SearchMemory:
@@ -180,7 +187,9 @@ def evolve_search(state: SearchMemory, event: Event) -> SearchMemory:
     doc_freq = dict(state.doc_freq)
     for term in counts:
         doc_freq[term] = doc_freq.get(term, 0) + 1
-    return SearchMemory(entries=(*state.entries, event.entry), terms=(*state.terms, dict(counts)), doc_freq=doc_freq)
+    return SearchMemory(
+        entries=(*state.entries, event.entry), terms=(*state.terms, dict(counts)), doc_freq=doc_freq
+    )
 
 
 EVOLVERS: Final[Mapping[MemoryKind, Callable[[Any, Event], Any]]] = {
@@ -258,7 +267,12 @@ def retrieve(
 
 def dedup_key(entry: MemoryEntry) -> str:
     """Entries with the same content (ignoring their id) are duplicates."""
-    content = {"solution": entry.solution, "feedback": entry.feedback, "score": entry.score, "answer": entry.answer}
+    content = {
+        "solution": entry.solution,
+        "feedback": entry.feedback,
+        "score": entry.score,
+        "answer": entry.answer,
+    }
     return json.dumps(content, sort_keys=True, ensure_ascii=False)
 
 

@@ -12,7 +12,13 @@ from engine.commands import submission
 from events import ChatMessage, SamplingParams
 from events.base import Event
 from handlers.ports import ModelError, ModelReply
-from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
+from tests.support.engine_harness import (
+    EchoPython,
+    make_settings,
+    new_memory_log,
+    run_until_done,
+    services,
+)
 
 Reply = Callable[[str, str, int], str]
 """(role, prompt text, call number of that role) -> reply text."""
@@ -71,17 +77,30 @@ def standard_reply(answers: Sequence[str] = ("42",), verdicts: Sequence[str] = (
             return f"**Strategy:** brief {number}"
         if role == "verifier":
             verdict = verdicts[number % len(verdicts)]
-            return f"<report>checked {number}. \\boxed{{{verdict}}}</report>" if verdict in "01" else verdict
+            return (
+                f"<report>checked {number}. \\boxed{{{verdict}}}</report>"
+                if verdict in "01"
+                else verdict
+            )
         return "<report>merged report \\boxed{1}</report>"
 
     return reply
 
 
-async def run_evolve(model: RoleModel, *, question: str = "What is 6 times 7?", answer: str | None = "42",
-                     run_id: str = "r-evo", concurrency: int = 64, **settings: Any) -> list[Event]:
+async def run_evolve(
+    model: RoleModel,
+    *,
+    question: str = "What is 6 times 7?",
+    answer: str | None = "42",
+    run_id: str = "r-evo",
+    concurrency: int = 64,
+    **settings: Any,
+) -> list[Event]:
     """One evolve run through the real routing table; returns its events."""
     log = new_memory_log()
-    svc = services(make_settings(settings or None), models=model, tools={"python_code": EchoPython()})
+    svc = services(
+        make_settings(settings or None), models=model, tools={"python_code": EchoPython()}
+    )
     await log.append(submission(run_id, question, ground_truth=answer, workflow="evolve"))
     await run_until_done(log, svc, [run_id], concurrency=concurrency)
     return [record.event for record in await log.read_run(run_id)]

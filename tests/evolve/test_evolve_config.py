@@ -21,7 +21,11 @@ def load(tmp_path: Path, text: str):
 def test_single_model_example_maps_reference_keys() -> None:
     """The shipped single-model example loads with its reference keys translated."""
     settings = load_settings(ROOT / "examples/configs/evolve_single.yaml", environ={})
-    assert (settings.evolve.rounds, settings.evolve.verifiers, settings.evolve.scored_history_length) == (3, 5, 3)
+    assert (
+        settings.evolve.rounds,
+        settings.evolve.verifiers,
+        settings.evolve.scored_history_length,
+    ) == (3, 5, 3)
     assert settings.episode.max_steps == 4 and settings.evolve.verifier_episode.max_steps == 4
     assert settings.models["verifier"].temperature == 0.4
 
@@ -30,7 +34,10 @@ def test_multi_model_example_has_branches_and_a_default_verifier() -> None:
     """Branches, default_verifier_cfg and branch_max_workers are all honoured."""
     settings = load_settings(ROOT / "examples/configs/evolve_multi.yaml", environ={})
     assert [b.branch_id for b in settings.branches] == [
-        "qwen25_branch_temp_0.7", "qwen3_branch_temp_0.7", "qwen3_branch_temp_1.0"]
+        "qwen25_branch_temp_0.7",
+        "qwen3_branch_temp_0.7",
+        "qwen3_branch_temp_1.0",
+    ]
     assert settings.branches[0].verifier is not None and settings.branches[1].verifier is None
     assert settings.evolve.default_verifier is not None and settings.evolve.branch_max_workers == 3
     recorded = settings.run_settings()
@@ -39,7 +46,9 @@ def test_multi_model_example_has_branches_and_a_default_verifier() -> None:
 
 def test_reference_nested_layout_is_accepted(tmp_path: Path) -> None:
     """The reference's env.config.informal_math_evolving block maps onto evolve settings."""
-    settings = load(tmp_path, """
+    settings = load(
+        tmp_path,
+        """
 env:
   config:
     informal_math_evolving:
@@ -49,27 +58,40 @@ env:
       nd_memory: {scored_history_length: 2}
       policy_env: {max_steps: 3, history_length: 2, memory_type: simple, enable_python_code: true}
       verifier_env: {max_steps: 2, history_length: 1, memory_type: simple, enable_python_code: false}
-""")
-    assert (settings.evolve.rounds, settings.evolve.branch_max_workers, settings.evolve.scored_history_length) == (7, 2, 2)
-    assert settings.episode.max_steps == 3 and settings.evolve.verifier_episode.enable_python_code is False
+""",
+    )
+    assert (
+        settings.evolve.rounds,
+        settings.evolve.branch_max_workers,
+        settings.evolve.scored_history_length,
+    ) == (7, 2, 2)
+    assert (
+        settings.episode.max_steps == 3
+        and settings.evolve.verifier_episode.enable_python_code is False
+    )
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ("evolve: {roundz: 3}", "roundz"),
-    ("evolve: {rounds: many}", "evolve.rounds"),
-    ("evolve: {rounds: 0}", "evolve.rounds"),
-    ("evolve: {tie: coin}", "evolve.tie"),
-    ("evolve: {verifier_episode: {max_step: 3}}", "max_step"),
-    ("run: {evolving_rounds: 3}", "run.evolving_rounds"),
-    ("env: {config: {informal_math_evolving: {nd_memory: {size: 3}}}}", "nd_memory.size"),
-    ("branches: [{branch_id: a, policy_cfg: {}}]", "branches[0].policy_cfg"),
-    ("branches: [{branch_id: a}, {branch_id: a}]", "duplicate branch_id a"),
-    ("policy_model_cfg: {model_name: x, temprature: 0.1}", "policy_model_cfg.temprature"),
-    ("default_verifier_cfg: {model_name: 3}", "default_verifier.model"),
-    ("branch_max_workers: -1", "evolve.branch_max_workers"),
-    ("evolve: [1, 2]", "evolve"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("evolve: {roundz: 3}", "roundz"),
+        ("evolve: {rounds: many}", "evolve.rounds"),
+        ("evolve: {rounds: 0}", "evolve.rounds"),
+        ("evolve: {tie: coin}", "evolve.tie"),
+        ("evolve: {verifier_episode: {max_step: 3}}", "max_step"),
+        ("run: {evolving_rounds: 3}", "run.evolving_rounds"),
+        ("env: {config: {informal_math_evolving: {nd_memory: {size: 3}}}}", "nd_memory.size"),
+        ("branches: [{branch_id: a, policy_cfg: {}}]", "branches[0].policy_cfg"),
+        ("branches: [{branch_id: a}, {branch_id: a}]", "duplicate branch_id a"),
+        ("policy_model_cfg: {model_name: x, temprature: 0.1}", "policy_model_cfg.temprature"),
+        ("default_verifier_cfg: {model_name: 3}", "default_verifier.model"),
+        ("branch_max_workers: -1", "evolve.branch_max_workers"),
+        ("evolve: [1, 2]", "evolve"),
+    ],
+)
 def test_config_garbage_names_the_key(tmp_path: Path, text: str, key: str) -> None:
     """Unknown keys and wrong types are errors whose message names the key."""
-    with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.?")):
+    with pytest.raises(
+        ConfigError, match=key.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.?")
+    ):
         load(tmp_path, text)

@@ -23,7 +23,10 @@ async def test_improving_rounds_write_memory_and_show_it_as_readable_text() -> N
     events = await run_evolve(model, evolve={"rounds": 3, "verifiers": 3})
     rounds = of(events, RoundCompleted)
     assert [(r.round, r.answer, r.correct, r.majority) for r in rounds] == [
-        (0, "41", 0.0, 0), (1, "42", 1.0, 1), (2, "42", 1.0, 1)]
+        (0, "41", 0.0, 0),
+        (1, "42", 1.0, 1),
+        (2, "42", 1.0, 1),
+    ]
     assert len(of(events, MemoryWritten)) == 3
     started = of(events, RoundStarted)
     assert started[0].previous_solutions == "" and "Attempt 1:" in started[1].previous_solutions
@@ -40,19 +43,27 @@ async def test_ground_truth_reaches_no_prompt_and_no_memory() -> None:
     events = await run_evolve(model, answer="987654321", evolve={"rounds": 2, "verifiers": 1})
     assert all("987654321" not in call.prompt for call in model.calls)
     assert all("987654321" not in str(m.entry) for m in of(events, MemoryWritten))
-    assert [m.entry.score for m in of(events, MemoryWritten)] == [1.0, 1.0]  # the vote, not the grade
+    assert [m.entry.score for m in of(events, MemoryWritten)] == [
+        1.0,
+        1.0,
+    ]  # the vote, not the grade
     assert [r.correct for r in of(events, RoundCompleted)] == [0.0, 0.0]
 
 
 async def test_summarizer_sees_the_whole_trajectory() -> None:
     """The brief is written from every step, not only the last one."""
+
     def reply(role: str, prompt: str, number: int) -> str:
         if role == "policy":
-            return "<python_code>print(6*7)</python_code>" if "RESULT=" not in prompt else \
-                "<answer>\\boxed{42}</answer>"
+            return (
+                "<python_code>print(6*7)</python_code>"
+                if "RESULT=" not in prompt
+                else "<answer>\\boxed{42}</answer>"
+            )
         if role == "verifier":
             return "<report>fine \\boxed{1}</report>"
         return "**Strategy:** s"
+
     model = RoleModel(reply)
     await run_evolve(model, evolve={"rounds": 1, "verifiers": 1})
     [summary] = [c.prompt for c in model.calls if c.role == "summarizer"]
@@ -95,32 +106,47 @@ async def test_disagreeing_verifiers_are_all_recorded() -> None:
 
 async def test_malformed_reports_are_retried_then_count_as_rejections() -> None:
     """A verifier without a boxed 0/1 report gets five recorded retries, then votes 0."""
+
     def reply(role: str, prompt: str, number: int) -> str:
         if role == "verifier":
             return "<report>looks plausible</report>"
         return standard_reply()(role, prompt, number)
+
     events = await run_evolve(RoleModel(reply), evolve={"rounds": 1, "verifiers": 1})
-    retries = [e for e in events if isinstance(e, ModelCallRequested) and e.purpose == "format_retry"]
+    retries = [
+        e for e in events if isinstance(e, ModelCallRequested) and e.purpose == "format_retry"
+    ]
     assert len(retries) == 5
     [report] = of(events, VerifierReported)
-    assert (report.judgment, report.valid, report.retries, report.reason) == (0, False, 5, "no_valid_report")
+    assert (report.judgment, report.valid, report.retries, report.reason) == (
+        0,
+        False,
+        5,
+        "no_valid_report",
+    )
 
 
 async def test_a_retry_can_recover_a_report() -> None:
     """A verifier that answers properly on its second retry keeps its judgment."""
+
     def reply(role: str, prompt: str, number: int) -> str:
         if role == "verifier":
             return "no tags at all" if number < 6 else "<report>ok \\boxed{1}</report>"
         return standard_reply()(role, prompt, number)
-    events = await run_evolve(RoleModel(reply), evolve={"rounds": 1, "verifiers": 1, "verifier_episode": {"max_steps": 4}})
+
+    events = await run_evolve(
+        RoleModel(reply), evolve={"rounds": 1, "verifiers": 1, "verifier_episode": {"max_steps": 4}}
+    )
     [report] = of(events, VerifierReported)
     assert (report.judgment, report.valid, report.retries) == (1, True, 3)
 
 
 async def test_failing_models_end_rounds_with_recorded_reasons() -> None:
     """Policy and verifier failures become data; the run still completes every round."""
+
     def reply(role: str, prompt: str, number: int) -> str:
         return "!fail" if role in ("policy", "verifier") else "summary"
+
     events = await run_evolve(RoleModel(reply), evolve={"rounds": 2, "verifiers": 2})
     assert [r.done_reason for r in of(events, RoundCompleted)] == ["model_failed", "model_failed"]
     assert {r.reason for r in of(events, VerifierReported)} == {"model_failed"}
@@ -144,7 +170,9 @@ async def test_branch_cap_starts_waiting_branches_one_after_another() -> None:
     """branch_max_workers=1 runs branches strictly one after the other, each exactly once."""
     model = RoleModel(standard_reply(), latency=0.01)
     branches = [{"branch_id": f"b{i}"} for i in range(3)]
-    events = await run_evolve(model, branches=branches, evolve={"rounds": 2, "verifiers": 1, "branch_max_workers": 1})
+    events = await run_evolve(
+        model, branches=branches, evolve={"rounds": 2, "verifiers": 1, "branch_max_workers": 1}
+    )
     starts = [(s.branch, s.round) for s in of(events, RoundStarted)]
     assert starts == [("b0", 0), ("b0", 1), ("b1", 0), ("b1", 1), ("b2", 0), ("b2", 1)]
     later_rounds = [s for s in of(events, RoundStarted) if s.branch == "b2"]
@@ -154,10 +182,15 @@ async def test_branch_cap_starts_waiting_branches_one_after_another() -> None:
 async def test_branch_calls_carry_the_branch_and_its_models() -> None:
     """Each branch's model calls name its own models; a branch without a verifier uses the default."""
     model = RoleModel(standard_reply())
-    branches = [{"branch_id": "a", "policy": {"model": "pa"}, "verifier": {"model": "va"}},
-                {"branch_id": "b", "policy": {"model": "pb"}}]
-    events = await run_evolve(model, branches=branches,
-                              evolve={"rounds": 1, "verifiers": 1, "default_verifier": {"model": "vd"}})
+    branches = [
+        {"branch_id": "a", "policy": {"model": "pa"}, "verifier": {"model": "va"}},
+        {"branch_id": "b", "policy": {"model": "pb"}},
+    ]
+    events = await run_evolve(
+        model,
+        branches=branches,
+        evolve={"rounds": 1, "verifiers": 1, "default_verifier": {"model": "vd"}},
+    )
     calls = {(e.branch, e.role): e.model for e in events if isinstance(e, ModelCallRequested)}
     assert calls[("a", "policy")] == "pa" and calls[("a", "verifier")] == "va"
     assert calls[("b", "policy")] == "pb" and calls[("b", "verifier")] == "vd"

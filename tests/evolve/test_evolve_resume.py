@@ -39,7 +39,10 @@ def start_worker(url: str, config: Path, data_dir: Path) -> subprocess.Popen[byt
     env = {**os.environ, "APOLLO_DATA_DIR": str(data_dir)}
     return subprocess.Popen(
         [sys.executable, "-m", "engine", "--config", str(config), "--nats-url", url, "worker"],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -52,19 +55,33 @@ async def wait_for(log, run_id: str, event_type, *, count: int = 1, timeout: flo
     raise AssertionError(f"{event_type.__name__} x{count} not recorded for {run_id}")
 
 
-async def test_killed_worker_resumes_the_evolve_run_without_repeating_calls(nats_server, tmp_path) -> None:
+async def test_killed_worker_resumes_the_evolve_run_without_repeating_calls(
+    nats_server, tmp_path
+) -> None:
     """SIGKILL during round 1's verifiers; the restarted worker finishes with each call made once."""
     async with FakeOpenAIServer(reply, latency_ms=400) as model:
         config = tmp_path / "apollo.yaml"
-        config.write_text(json.dumps({
-            "nats": {"ack_wait": 2},
-            "models": {"policy": {"model": "fake-model", "base_url": model.base_url, "max_retries": 0}},
-            "evolve": {"rounds": 2, "verifiers": 3},
-        }))
+        config.write_text(
+            json.dumps(
+                {
+                    "nats": {"ack_wait": 2},
+                    "models": {
+                        "policy": {
+                            "model": "fake-model",
+                            "base_url": model.base_url,
+                            "max_retries": 0,
+                        }
+                    },
+                    "evolve": {"rounds": 2, "verifiers": 3},
+                }
+            )
+        )
         log = await JetStreamEventLog.connect(nats_server.url, ack_wait=2)
         worker = start_worker(nats_server.url, config, tmp_path / "data")
         try:
-            await log.append(submission("r-evo-kill", "What is 6 times 7?", ground_truth="42", workflow="evolve"))
+            await log.append(
+                submission("r-evo-kill", "What is 6 times 7?", ground_truth="42", workflow="evolve")
+            )
             await wait_for(log, "r-evo-kill", RoundCompleted)
             await asyncio.sleep(0.6)  # round 1 is under way, a call is in flight
             worker.send_signal(signal.SIGKILL)

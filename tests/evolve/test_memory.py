@@ -15,11 +15,25 @@ from handlers.projections.memory import memory_state, retrieve
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def written(solution: str, feedback: str = "ok", score: float | None = 1.0, *, entry_id: str | None = None,
-            name: str = "solutions") -> MemoryWritten:
-    entry = MemoryEntry(entry_id=entry_id or uuid.uuid4().hex, round=0, solution=solution, feedback=feedback,
-                        score=score, complexity=len(solution))
-    return MemoryWritten(event_id=uuid.uuid4().hex, run_id="r", occurred_at=NOW, memory=name, entry=entry)
+def written(
+    solution: str,
+    feedback: str = "ok",
+    score: float | None = 1.0,
+    *,
+    entry_id: str | None = None,
+    name: str = "solutions",
+) -> MemoryWritten:
+    entry = MemoryEntry(
+        entry_id=entry_id or uuid.uuid4().hex,
+        round=0,
+        solution=solution,
+        feedback=feedback,
+        score=score,
+        complexity=len(solution),
+    )
+    return MemoryWritten(
+        event_id=uuid.uuid4().hex, run_id="r", occurred_at=NOW, memory=name, entry=entry
+    )
 
 
 def solutions(entries: list) -> list[str]:
@@ -35,8 +49,14 @@ def test_simple_memory_keeps_the_last_entries_in_order() -> None:
 
 def test_score_memory_orders_by_score_and_keeps_arrival_order_on_ties() -> None:
     """Highest score first; equal scores keep arrival order; a missing score ranks last."""
-    state = memory_state([written("a", score=0), written("b", score=None), written("c", score=1),
-                          written("d", score=1)])
+    state = memory_state(
+        [
+            written("a", score=0),
+            written("b", score=None),
+            written("c", score=1),
+            written("d", score=1),
+        ]
+    )
     assert solutions(retrieve(state, "score", 4)) == ["c", "d", "a", "b"]
 
 
@@ -49,7 +69,11 @@ def test_ndimensional_matches_the_reference_example_with_a_working_len() -> None
         written("short", "rep2 \\boxed{1}", 1),
     ]
     state = memory_state(events)
-    assert solutions(retrieve(state, "ndimensional", 3)) == ["short", "medium sol", "long solution xxxxxxxxxx"]
+    assert solutions(retrieve(state, "ndimensional", 3)) == [
+        "short",
+        "medium sol",
+        "long solution xxxxxxxxxx",
+    ]
     assert len(state.view("ndimensional")) == 3
 
 
@@ -81,9 +105,16 @@ def test_unknown_strategy_and_kind_are_errors() -> None:
 
 def test_search_memory_finds_the_most_similar_entry() -> None:
     """Lexical retrieval ranks the entry sharing the query's terms first."""
-    state = memory_state([written("modular arithmetic with residues mod 7"), written("triangle area by heron"),
-                          written("count lattice paths")])
-    assert solutions(retrieve(state, "search", 1, query="area of a triangle"))[0].startswith("triangle")
+    state = memory_state(
+        [
+            written("modular arithmetic with residues mod 7"),
+            written("triangle area by heron"),
+            written("count lattice paths"),
+        ]
+    )
+    assert solutions(retrieve(state, "search", 1, query="area of a triangle"))[0].startswith(
+        "triangle"
+    )
 
 
 def test_other_events_and_memories_are_separate() -> None:
