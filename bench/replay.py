@@ -1,0 +1,150 @@
+"""Rebuild rate of projections against a raw ordered-consumer read of the same stream.
+
+For logs of 1k, 10k and 100k events (synthetic but shaped like real episodes: a
+submission, settings, then model call / reply / action / tool call / tool result per
+step, grading and the sealed trajectory), measure in the same run:
+
+* baseline: a nats-py ordered push consumer with a callback receiving every message
+  (no decoding), the fastest way to read a stream;
+* rebuild: ``JetStreamEventLog.read_all`` (batched direct gets, decoded events) folding
+  every registered projection per run, as ``apollo replay --all`` and the projector do.
+
+Prints events/s of both and the ratio rebuild/baseline (target >= 0.5).
+
+    python bench/replay.py [--quick]     # --quick: 1k and 10k only
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats_server import NatsServerProcess
+from events import (
+    ActionParsed,
+    AnswerGraded,
+    ChatMessage,
+    Event,
+    ModelCallRequested,
+    ModelResponded,
+    ProblemSubmitted,
+    RunStarted,
+    ToolCallRequested,
+    ToolReturned,
+)
+from events.codec import encode
+from events.subjects import ALL_RUNS, subject_for
+from handlers.projections.registry import projections
+
+STEPS = 4
+PROMPT = "Solve the problem step by step, using python when it helps. " * 12
+
+
+def episode(run: int) -> list[Event]:
+    """One run: about 5 events per step, prompts of ~1 KB, like a reason episode."""
+    run_id, now = f"bench-{run}", datetime.now(UTC)
+    common = {"run_id": run_id, "occurred_at": now, "correlation_id": run_id}
+    out: list[Event] = [
+        ProblemSubmitted(event_id=run_id, problem_id=f"p{run}", question="What is 6 times 7?",
+                         ground_truth="42", **common),
+        RunStarted(event_id=f"{run_id}-rs", workflow="reason", causation_id=run_id,
+                   settings={"episode": {"max_steps": STEPS}, "models": {"policy": {"model": "m"}}}, **common),
+    ]
+    for step in range(1, STEPS + 1):
+        call = f"{run_id}-c{step}"
+        prompt = [ChatMessage(role="user", content=f"{PROMPT} step {step}")]
+        out += [
+            ModelCallRequested(event_id=f"{call}-q", call_id=call, role="policy", step=step, messages=prompt,
+                               model="m", **common),
+            ModelResponded(event_id=f"{call}-r", call_id=call, role="policy", step=step, model="m",
+                           text=f"<think>{'x' * 300}</think><python_code>print({step})</python_code>", **common),
+            ActionParsed(event_id=f"{call}-a", call_id=call, role="policy", step=step, kind="tool",
+                         action="<python_code>...</python_code>", valid=True, tool="python_code",
+                         tool_input=f"print({step})", **common),
+            ToolCallRequested(event_id=f"{call}-t", call_id=f"{call}-tool", role="policy", step=step,
+                              tool="python_code", input=f"print({step})", **common),
+            ToolReturned(event_id=f"{call}-o", call_id=f"{call}-tool", role="policy", step=step,
+                         tool="python_code", result=json.dumps({"result": f"{step}\n"}), score=1.0, **common),
+        ]
+    out.append(AnswerGraded(event_id=f"{run_id}-g", step=STEPS, answer="42", score=1.0, method="bench", **common))
+    return out
+
+
+async def fill(log: JetStreamEventLog, total: int) -> int:
+    """Append about ``total`` events with publish_async, acknowledged in windows."""
+    count, run = 0, 0
+    while count < total:
+        for event in episode(run):
+            await log.js.publish_async(subject_for(event), encode(event), headers={"Nats-Msg-Id": event.event_id})
+            count += 1
+        run += 1
+        if run % 200 == 0:
+            await log.js.publish_async_completed()
+    await log.js.publish_async_completed()
+    return count
+
+
+async def raw_read(log: JetStreamEventLog, total: int) -> float:
+    done, seen = asyncio.Event(), [0]
+
+    async def on_msg(msg: object) -> None:
+        seen[0] += 1
+        if seen[0] >= total:
+            done.set()
+
+    started = time.perf_counter()
+    sub = await log.js.subscribe(ALL_RUNS, cb=on_msg, ordered_consumer=True)
+    await done.wait()
+    elapsed = time.perf_counter() - started
+    await sub.unsubscribe()
+    return elapsed
+
+
+async def rebuild(log: JetStreamEventLog, total: int) -> float:
+    registry = list(projections().values())
+    states: dict[str, list[object]] = {}
+    started = time.perf_counter()
+    count = 0
+    async for record in log.read_all(ALL_RUNS):
+        run = states.get(record.event.run_id)
+        if run is None:
+            run = states[record.event.run_id] = [p.initial() for p in registry]
+        for index, projection in enumerate(registry):
+            run[index] = projection.evolve(run[index], record.event)
+        count += 1
+    elapsed = time.perf_counter() - started
+    assert count == total, (count, total)
+    return elapsed
+
+
+async def measure(size: int) -> None:
+    with tempfile.TemporaryDirectory() as store, NatsServerProcess(store_dir=Path(store)) as server:
+        log = await JetStreamEventLog.connect(server.url)
+        try:
+            total = await fill(log, size)
+            t_raw = await raw_read(log, total)
+            t_rebuild = await rebuild(log, total)
+        finally:
+            await log.close()
+    raw, rebuilt = total / t_raw, total / t_rebuild
+    verdict = "ok" if rebuilt / raw >= 0.5 else "BELOW TARGET"
+    print(f"{total:>7} events: raw ordered read {raw:>9,.0f} ev/s | rebuild {rebuilt:>9,.0f} ev/s | "
+          f"ratio {rebuilt / raw:.2f} (target >= 0.5: {verdict})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1k and 10k events only")
+    args = parser.parse_args()
+    for size in (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000):
+        asyncio.run(measure(size))
+
+
+if __name__ == "__main__":
+    main()
