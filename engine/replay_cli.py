@@ -22,6 +22,7 @@ from engine.config import Settings
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import EngineError
 from engine.eventlog.port import Delivery, EventLog
+from engine.histories import RunHistories
 from events.base import Event
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded
@@ -209,10 +210,31 @@ class ForkAwareDispatcher(Dispatcher):
     runs (see docs/replay.md).
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.histories = _SerialHistories(self.log)
+
     async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
         if route.kind == "effect" and await self.log.was_handled(f"{route.name}.{event.event_id}"):
             return
         await super()._run_route(route, event, delivery)
+
+
+class _SerialHistories(RunHistories):
+    """RunHistories whose reads do not interleave.
+
+    A fork delivers many events of one run at once; concurrent ``upto`` calls on the
+    shared cache otherwise extend it from a stale last sequence (duplicated, reordered
+    history). The engine's RunHistories needs the same guard (see the report/docs).
+    """
+
+    def __init__(self, event_log: EventLog) -> None:
+        super().__init__(event_log)
+        self._lock = asyncio.Lock()
+
+    async def upto(self, run_id: str, seq: int) -> list[Recorded]:
+        async with self._lock:
+            return await super().upto(run_id, seq)
 
 
 @contextlib.asynccontextmanager

@@ -52,3 +52,4 @@ async def test_fork_on_jetstream_calls_the_model_only_for_new_steps(jetstream_lo
     child = await jetstream_log.read_run("js-child")
     assert any(isinstance(r.event, RunCompleted) for r in child)
     assert (await verify_run(child)).ok
+
