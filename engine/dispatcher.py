@@ -20,12 +20,14 @@ from typing import Protocol
 
 import structlog
 
+from engine.errors import RunMovedOn
 from engine.eventlog.port import Delivery, EventLog
 from engine.histories import RunHistories, events_of
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
 from events.run import EventRejected, HandlerFailed, RunFailed
-from events.subjects import parse_subject
+from events.record import Recorded
+from events.subjects import parse_subject, subject_for
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for
 
@@ -161,11 +163,32 @@ class Dispatcher:
         outputs = await self._with_heartbeat(route.handler(event, ctx), delivery)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
-        for output in outputs:
-            if output.event_id not in caused:
-                await self.log.append(output)
+        await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
         await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
+
+    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> None:
+        """Append outputs in order; keep the history cache gap-free without re-reading.
+
+        Each append expects the run's last sequence to be the cached one; when it holds,
+        the output extends the cache, so the next event of this run needs no read. When
+        another writer got in first, append unconditionally and let the next read fill in.
+        """
+        expected = self.histories.last_seq(run_id) if self.histories.last_seq(run_id) >= input_seq else None
+        for output in outputs:
+            if expected is not None:
+                try:
+                    appended = await self.log.append(output, expected_run_seq=expected)
+                except RunMovedOn:
+                    expected = None
+                else:
+                    if not appended.duplicate:
+                        self.histories.extend(run_id, Recorded(appended.seq, subject_for(output), output))
+                        expected = appended.seq
+                    else:
+                        expected = None
+                    continue
+            await self.log.append(output)
 
     async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:
         """Await the handler; signal in-progress every ``heartbeat`` seconds while it runs."""

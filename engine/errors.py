@@ -6,6 +6,7 @@ EngineError
  +-- ConnectError         NATS unreachable, or a server too old for the engine
  +-- StreamSetupError     stream/consumer/bucket definitions could not be applied
  +-- PublishError         an append was not acknowledged
+ |    +-- RunMovedOn        another writer appended to the run first (optimistic check)
  +-- RunNotFound          no events recorded for a run id
 """
 
@@ -34,6 +35,10 @@ class StreamSetupError(EngineError):
 
 class PublishError(EngineError):
     """An event was not acknowledged by the server."""
+
+
+class RunMovedOn(PublishError):
+    """An append expected the run's last sequence to be N, but another event came first."""
 
 
 class RunNotFound(EngineError):

@@ -39,5 +39,17 @@ class RunHistories:
         return list(records)
 
 
+    def last_seq(self, run_id: str) -> int:
+        """Last sequence of the cached prefix (0 when nothing is cached)."""
+        records = self._runs.get(run_id)
+        return records[-1].seq if records else 0
+
+    def extend(self, run_id: str, record: Recorded) -> None:
+        """Add an event this worker appended right after the cached prefix (no gap)."""
+        records = self._runs.setdefault(run_id, [])
+        if not records or records[-1].seq < record.seq:
+            records.append(record)
+
+
 def events_of(records: list[Recorded]) -> list[Event]:
     return [record.event for record in records]

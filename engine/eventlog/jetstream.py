@@ -16,7 +16,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from engine.errors import ConnectError, PublishError, StreamSetupError
+from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
 from engine.eventlog.port import Appended, Delivery
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
@@ -30,6 +30,8 @@ PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 
 _DIRECT_BATCH = 512
 HANDLED_BUCKET = "apollo-handled"
+WRONG_LAST_SEQUENCE = 10071
+"""JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check."""
 
 
 class JetStreamEventLog:
@@ -141,12 +143,27 @@ class JetStreamEventLog:
 
     # -- writing ---------------------------------------------------------------------
 
-    async def append(self, event: Event) -> Appended:
-        return await self.append_raw(subject_for(event), encode(event), event.event_id)
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
+        """Append one event; with ``expected_run_seq`` only if that is still the run's last.
 
-    async def append_raw(self, subject: str, data: bytes, msg_id: str | None = None) -> Appended:
+        Raises:
+            RunMovedOn: another event of the run was appended after ``expected_run_seq``.
+            PublishError: the server did not acknowledge the append.
+        """
+        headers = None
+        if expected_run_seq is not None:
+            headers = {
+                "Nats-Expected-Last-Subject-Sequence": str(expected_run_seq),
+                "Nats-Expected-Last-Subject-Sequence-Subject": run_filter(event.run_id),
+            }
+        return await self.append_raw(subject_for(event), encode(event), event.event_id, headers)
+
+    async def append_raw(
+        self, subject: str, data: bytes, msg_id: str | None = None, extra: dict[str, str] | None = None
+    ) -> Appended:
         """Publish bytes with ``Nats-Msg-Id``; big bodies go to the Object Store first."""
         headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
+        headers.update(extra or {})
         if len(data) > self.inline_limit:
             digest = hashlib.sha256(data).hexdigest()
             await self._store_payload(digest, data)
@@ -154,6 +171,11 @@ class JetStreamEventLog:
             data = _stub(data, digest)
         try:
             ack = await self.js.publish(subject, data, headers=headers or None, timeout=10.0)
+        except nats.js.errors.BadRequestError as exc:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                raise RunMovedOn(str(exc.description)) from exc
+            msg = f"append to {subject} was refused: {exc.description}"
+            raise PublishError(msg) from exc
         except (nats.errors.Error, nats.js.errors.Error, asyncio.TimeoutError) as exc:
             msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
             raise PublishError(msg) from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
+from engine.errors import RunMovedOn
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.subject_match import subject_matches
 from events.base import Event
@@ -26,11 +27,23 @@ class InMemoryEventLog:
         self._new_message = asyncio.Condition()
         self.max_deliver = max_deliver
 
-    async def append(self, event: Event) -> Appended:
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
         existing = self._ids.get(event.event_id)
         if existing is not None:
             return Appended(existing, duplicate=True)
+        if expected_run_seq is not None:
+            last = self._last_run_seq(event.run_id)
+            if last != expected_run_seq:
+                msg = f"wrong last sequence: {last}"
+                raise RunMovedOn(msg)
         return await self.append_raw(subject_for(event), encode(event), event.event_id)
+
+    def _last_run_seq(self, run_id: str) -> int:
+        for seq in range(len(self._messages), 0, -1):
+            parsed = parse_subject(self._messages[seq - 1][0])
+            if parsed is not None and parsed[0] == run_id:
+                return seq
+        return 0
 
     async def append_raw(self, subject: str, data: bytes, msg_id: str | None = None) -> Appended:
         """Store raw bytes as a foreign client would publish them (tests of bad input)."""

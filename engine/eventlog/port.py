@@ -62,8 +62,12 @@ class WorkQueue(Protocol):
 class EventLog(Protocol):
     """Append-only, ordered, deduplicated storage of events."""
 
-    async def append(self, event: Event) -> Appended:
-        """Store one event; an already stored ``event_id`` is not stored twice."""
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
+        """Store one event; an already stored ``event_id`` is not stored twice.
+
+        With ``expected_run_seq``, store it only if that is still the run's last sequence
+        (else raise ``RunMovedOn``): how a worker knows its cached history has no gap.
+        """
         ...
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
