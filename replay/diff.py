@@ -14,7 +14,7 @@ from handlers.projections.episode import episode_state
 IDENTITY_FIELDS = frozenset({"event_id", "run_id", "occurred_at", "causation_id", "correlation_id"})
 """Fields that always differ between two runs and say nothing about behaviour."""
 
-VOLATILE_FIELDS = frozenset({"latency_ms", "parent_run_id", "fork_seq", "metadata", "call_id"})
+VOLATILE_FIELDS = frozenset({"latency_ms", "parent_run_id", "fork_seq", "metadata", "call_id", "group_id"})
 """Measured or bookkeeping fields ignored when comparing two runs."""
 
 _CLIP = 160
