@@ -77,7 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extension_registrars():
         register(sub)
+    _accept_config_after_command(sub)
     return parser
+
+
+def _accept_config_after_command(sub: Any) -> None:
+    """``apollo run --config F`` works like ``apollo --config F run``."""
+    for command in sub.choices.values():
+        if not any("--config" in action.option_strings for action in command._actions):  # noqa: SLF001
+            command.add_argument("--config", default=argparse.SUPPRESS, help="settings file (as the global --config)")
 
 
 def _problem_arguments(parser: argparse.ArgumentParser) -> None:
