@@ -74,6 +74,9 @@ async def open_runtime(settings: Settings, *, start_server: bool) -> Runtime:
         ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
             unreachable.
     """
+    from engine.plugins import load_plugins
+
+    load_plugins(settings)  # a bad plugin stops every command before anything starts
     url = settings.nats.url or running_engine_url(settings)
     server = None
     if url is None:
@@ -148,8 +151,11 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     from engine.grading import ProcessPoolGrader
     from engine.models.router import ModelRouter
 
+    from engine.plugins import RegistryGrader, check_settings, load_plugins
+
+    check_settings(settings, load_plugins(settings))  # refuse to start half-configured
     router = ModelRouter()
-    grader = ProcessPoolGrader()
+    grader = RegistryGrader(ProcessPoolGrader())
     tools = ToolRegistry(build_tools(settings))
     services = Services(
         models=KeyedModelRouter(router, settings),
@@ -161,11 +167,10 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
 
 
 def build_tools(settings: Settings) -> dict[str, Any]:
-    """The built-in tools, keyed by their tag."""
-    from engine.rag.tool import LocalRagTool
+    """Every registered tool keyed by its tag: built-ins and plugins, through one registry."""
+    from engine.plugins import load_plugins
 
-    data_dir = default_data_dir(settings)
-    return {"python_code": SandboxedPython(), "local_rag": LocalRagTool(data_dir=data_dir / "rag")}
+    return load_plugins(settings).tool_runners(settings)
 
 
 class SandboxedPython:
@@ -222,9 +227,11 @@ class KeyedModelRouter:
 
 def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str, Any]:
     """The engine's run settings with a submission's overrides laid over (validated)."""
+    from engine.plugins import load_plugins, resolve_run_settings
+
     base = settings.run_settings()
     if not overrides:
-        return base
+        return resolve_run_settings(base, load_plugins(settings))
     if not isinstance(overrides, dict):
         msg = "config overrides must be a mapping"
         raise ValueError(msg)
@@ -237,4 +244,4 @@ def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str,
     if unknown:
         msg = f"unknown override section(s): {', '.join(sorted(unknown))}"
         raise ValueError(msg)
-    return merged
+    return resolve_run_settings(merged, load_plugins(settings))

@@ -45,10 +45,23 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     enable_python_code: bool = True
     enable_local_rag: bool = False
     python_code_timeout: float = 30.0
-    grading: Literal["math_verify", "reference", "exact"] = "math_verify"
+    grading: str | None = None
+    """Grader name (``math_verify``, ``reference``, ``exact``, ``choice`` or a plugin's);
+    ``None``: the domain's grader. Checked against the loaded graders at start-up."""
     force_answer: bool = True
     """Use the answer-only prompt on the last step."""
     rag_top_k: int = 3
+    domain: str = "math"
+    """Task domain: prompts, answer extraction and default grader (``math``, ``multiple_choice``, plugins)."""
+    tools: list[str] | None = None
+    """Tool tags offered to the policy; ``None``: the domain's tools (subject to the enable
+    flags) plus every plugin tool."""
+    reward: str = "default"
+    """Reward function of sealed trajectories (``handlers.rewards``; plugins add more)."""
+    invalid_turn_penalty: float = 0.0
+    """Subtracted from the default reward per invalid turn."""
+    min_reward: float = 0.0
+    """Floor of the default reward when penalties apply."""
 
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -148,6 +161,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     worker: WorkerSettings = WorkerSettings()
     log: LogSettings = LogSettings()
     data_dir: str | None = None
+    plugins: list[str] = []
+    """Extra plugins as ``package.module:attribute`` (entry points of ``apollo.plugins`` load anyway)."""
 
     def __post_init__(self) -> None:
         ids = [branch.branch_id for branch in self.branches]

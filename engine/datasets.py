@@ -293,7 +293,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 def _problem_from(row: dict[str, Any] | str, index: int, stem: str) -> Problem:
     if isinstance(row, str):
         raise _RowRejected(row)
-    question = _question(row)
+    question = with_choices(_question(row), row.get("choices"))
     answer_path, answer = _answer(row)
     source = _first_present(row, SOURCE_PATHS)[1]
     consumed = _CONSUMED_KEYS | ({"solution"} if answer_path == "solution" else set())
@@ -304,6 +304,19 @@ def _problem_from(row: dict[str, Any] | str, index: int, stem: str) -> Problem:
         data_source=source if isinstance(source, str) and source.strip() else stem,
         metadata={k: _jsonable(v) for k, v in row.items() if k not in consumed},
     )
+
+
+def with_choices(question: str, choices: object) -> str:
+    """A multiple-choice row's question with its ``choices`` listed as ``A. ...`` lines.
+
+    ``choices`` may be a list (lettered in order) or a mapping of letter to text; rows
+    without choices keep their question as it is.
+    """
+    if isinstance(choices, str) or not isinstance(choices, list | tuple | dict) or not choices:
+        return question
+    from handlers.domains.choice import format_choices
+
+    return format_choices(question, choices)
 
 
 def _question(row: dict[str, Any]) -> str:

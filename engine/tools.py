@@ -38,6 +38,9 @@ class ToolRegistry:
         flag = DISABLED_KEYS.get(tool)
         if flag and not settings.get("episode", {}).get(flag, tool == "python_code"):
             return disabled_result(tool)
+        offered = settings.get("episode", {}).get("tools")
+        if not flag and isinstance(offered, list) and tool not in offered:
+            return disabled_result(tool)  # a plugin tool this run did not offer
         try:
             return await asyncio.wait_for(implementation.run(tool_input, tool_settings(settings)), self.timeout)
         except TimeoutError as exc:

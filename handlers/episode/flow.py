@@ -19,9 +19,10 @@ from events.run import RunCompleted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.episode.parsing import parse_action
+from handlers.domains import domain_of
 from handlers.episode.prompts import HistoryStep, render_policy_prompt
-from handlers.grading.extraction import extract_final_answer
 from handlers.projections.episode import EpisodeState, episode_state
+from handlers.rewards import compute_reward
 
 MAIN = "main"
 
@@ -54,7 +55,8 @@ def parse_reply(
 ) -> ActionParsed:
     """The reply as one recorded action (for any role and episode)."""
     parsed = parse_action(event.text, tools=_recognised(tools), accept_report=accept_report)
-    final = extract_final_answer(event.text) if parsed.kind == "answer" and parsed.valid else None
+    valid_answer = parsed.kind == "answer" and parsed.valid
+    final = domain_of(ctx.settings()).extract(event.text, parsed.answer) if valid_answer else None
     return ctx.new(
         ActionParsed, "action",
         call_id=event.call_id, role=event.role, step=event.step, kind=parsed.kind,
@@ -124,9 +126,11 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
     problem = state.problem
     if problem is None or state.ended is not None:
         return []
+    reward = compute_reward(state.settings, score=event.score, invalid_turns=state.invalid_turns,
+                            steps=state.step, done_reason=event.done_reason)
     ended = ctx.new(
         EpisodeEnded, "ended",
-        done_reason=event.done_reason, reward=event.score, steps=state.step,
+        done_reason=event.done_reason, reward=reward, steps=state.step,
         invalid_turns=state.invalid_turns, answer=event.answer, episode=MAIN,
     )
     sealed = ctx.new(
@@ -134,7 +138,7 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
         problem_id=problem.problem_id, group_id=problem.group_id or problem.run_id,
         sample_index=problem.sample_index, data_source=problem.data_source,
         group_size=problem.group_size,
-        turns=trajectory_turns(state), reward=event.score, score=event.score,
+        turns=trajectory_turns(state), reward=reward, score=event.score,
         done_reason=event.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=event.done_reason not in ("model_failed",), episode=MAIN,
     )
@@ -170,6 +174,7 @@ def request_policy_step(
         previous_solutions=previous_solutions,
         force_answer=force,
         system_prompt=model.get("system_prompt"),
+        **domain_prompt(settings),
     )
     return ctx.new(
         ModelCallRequested, f"model-call-{step}",
@@ -193,7 +198,10 @@ def trajectory_turns(state: EpisodeState) -> list[Turn]:
 
 
 def enabled_tools(settings: dict[str, Any]) -> list[str]:
+    """The tool tags a run offers: the list recorded at its start (older runs: the flags)."""
     episode = settings.get("episode", {})
+    if isinstance(episode.get("tools"), list):
+        return [str(tag) for tag in episode["tools"]]
     tools = []
     if episode.get("enable_python_code", True):
         tools.append("python_code")
@@ -201,6 +209,13 @@ def enabled_tools(settings: dict[str, Any]) -> list[str]:
         tools.append("local_rag")
     tools.extend(t for t in episode.get("extra_tools", []) if t not in tools)
     return tools
+
+
+def domain_prompt(settings: dict[str, Any]) -> dict[str, Any]:
+    """Prompt parts a run recorded or its domain defines: tool usage, intro, answer usage."""
+    domain = domain_of(settings)
+    return {"tool_usage": dict(settings.get("tool_usage", {})), "intro": domain.intro,
+            "answer_usage": domain.answer_usage}
 
 
 def policy_model(settings: dict[str, Any]) -> dict[str, Any]:

@@ -116,6 +116,8 @@ def render_policy_prompt(
     force_answer: bool = False,
     system_prompt: str | None = None,
     tool_usage: Mapping[str, str] = TOOL_USAGE,
+    intro: str | None = None,
+    answer_usage: str | None = None,
 ) -> list[ChatMessage]:
     """The solver's prompt for its next step.
 
@@ -129,14 +131,18 @@ def render_policy_prompt(
             ``None`` or blank leaves the section out.
         force_answer: Last step: only the final answer is offered.
         system_prompt: Optional system message.
-        tool_usage: Usage paragraph per tool tag.
+        tool_usage: Usage paragraph per tool tag; tags missing here fall back to
+            :data:`TOOL_USAGE`.
+        intro: The task domain's opening line (default: the math solver's).
+        answer_usage: How to write the ``<answer>`` in this domain (default: boxed LaTeX).
 
     Raises:
         ValueError: a tool has no usage paragraph.
     """
     offered = () if force_answer else tuple(tools)
-    options = [*_tool_options(offered, tool_usage), ("answer", _ANSWER_USAGE)]
-    intro = "You are a careful mathematical problem solver." + (
+    usage = {**TOOL_USAGE, **tool_usage}
+    options = [*_tool_options(offered, usage), ("answer", answer_usage or _ANSWER_USAGE)]
+    intro = (intro or "You are a careful mathematical problem solver.") + (
         " You work over several turns and can use the tools below to compute and check your work."
         if offered
         else ""

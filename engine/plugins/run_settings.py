@@ -1,0 +1,57 @@
+"""A run's extension choices, resolved and recorded in ``RunStarted.settings``.
+
+Deciders never read live registries for tools: the enabled tool tags
+(``episode.tools``), their usage text (``tool_usage``), the domain
+(``episode.domain``), the grader (``episode.grading``) and the reward
+(``episode.reward``) are fixed here, once, when the run starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.plugins.registry import PluginSet
+from handlers.domains import get_domain
+from handlers.grading.registry import get_grader
+from handlers.rewards import get_reward
+
+LEGACY_FLAGS = {"python_code": "enable_python_code", "local_rag": "enable_local_rag"}
+_FLAG_DEFAULTS = {"enable_python_code": True, "enable_local_rag": False}
+
+
+def resolve_run_settings(run: dict[str, Any], plugins: PluginSet) -> dict[str, Any]:
+    """``run`` with domain, tools, tool usage, grader and reward filled in and checked.
+
+    Raises:
+        ValueError: an unknown domain, tool, grader or reward (the message names the key).
+    """
+    episode = dict(run.get("episode", {}))
+    try:
+        domain = get_domain(episode.get("domain"))
+    except LookupError as exc:
+        raise ValueError(f"episode.domain: {exc}") from exc
+    tools = episode.get("tools")
+    if tools is None:
+        tools = default_tools(domain.default_tools, episode, plugins)
+    unknown = [t for t in tools if t not in plugins.tools]
+    if unknown:
+        msg = (f"episode.tools: unknown tool(s) {', '.join(map(repr, unknown))} "
+               f"(registered: {', '.join(sorted(plugins.tools))})")
+        raise ValueError(msg)
+    episode["domain"] = domain.name
+    episode["tools"] = list(dict.fromkeys(tools))
+    episode["grading"] = episode.get("grading") or domain.grader
+    for key, lookup in (("grading", get_grader), ("reward", get_reward)):
+        try:
+            lookup(episode[key]) if episode.get(key) else None
+        except LookupError as exc:
+            raise ValueError(f"episode.{key}: {exc}") from exc
+    return {**run, "episode": episode,
+            "tool_usage": {tag: plugins.tools[tag].usage for tag in episode["tools"]}}
+
+
+def default_tools(domain_tools: tuple[str, ...], episode: dict[str, Any], plugins: PluginSet) -> list[str]:
+    """The domain's tools (built-ins obey their enable flags), then every plugin tool."""
+    chosen = [t for t in domain_tools
+              if t not in LEGACY_FLAGS or episode.get(LEGACY_FLAGS[t], _FLAG_DEFAULTS[LEGACY_FLAGS[t]])]
+    return [*chosen, *(t for t in plugins.plugin_tools() if t not in chosen)]

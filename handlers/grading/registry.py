@@ -1,0 +1,113 @@
+"""Graders by name: the built-in modes plus any a plugin installs.
+
+A grader maps ``(final answer, ground truth, metadata)`` to a :class:`Grade` (a score
+and the method that produced it). The math modes are marked ``pooled``: the engine
+runs them in its grading process pool (``math-verify`` needs a process's main
+thread). Other graders are called directly by the engine's grading adapter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.ports import Grade
+
+GraderFunction = Callable[[str, str, Mapping[str, Any]], "Grade | float | bool | Awaitable[Any]"]
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
+
+
+@dataclass(frozen=True)
+class GraderSpec:
+    """A named grader; ``pooled`` ones run in the engine's grading process pool."""
+
+    name: str
+    grade: GraderFunction
+    description: str = ""
+    pooled: bool = False
+
+    def check(self) -> None:
+        """Raise ``ValueError`` saying what is wrong with this definition."""
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            msg = f"grader name must be a plain identifier, got {self.name!r}"
+            raise ValueError(msg)
+        if not callable(self.grade):
+            msg = f"grader {self.name!r}: not callable"
+            raise ValueError(msg)
+        try:
+            inspect.signature(self.grade).bind("answer", "truth", {})
+        except TypeError as exc:
+            msg = f"grader {self.name!r} must accept (answer, ground_truth, metadata): {exc}"
+            raise ValueError(msg) from exc
+        except ValueError:
+            pass  # no introspectable signature: trust it
+
+
+def as_grade(value: object, method: str) -> Grade:
+    """Whatever a grader returned, as a :class:`Grade` (bool and numbers become scores)."""
+    if isinstance(value, Grade):
+        return value
+    if isinstance(value, bool | int | float):
+        return Grade(score=float(value), method=method)
+    msg = f"grader {method!r} returned {type(value).__name__}, expected a Grade, a number or a bool"
+    raise TypeError(msg)
+
+
+def _pooled(mode: str) -> GraderFunction:
+    def grade(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
+        from handlers.grading.dispatch import grade_answer
+
+        return grade_answer(answer, ground_truth, mode)
+
+    return grade
+
+
+def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
+    from handlers.domains.choice import grade_choice
+
+    return grade_choice(answer, ground_truth, metadata)
+
+
+_builtin: dict[str, GraderSpec] = {
+    spec.name: spec
+    for spec in (
+        GraderSpec("math_verify", _pooled("math_verify"), "mathematical equivalence (math-verify)", pooled=True),
+        GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
+        GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
+        GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
+    )
+}
+_plugins: dict[str, GraderSpec] = {}
+
+
+def install_plugins(graders: Iterable[GraderSpec]) -> None:
+    """Replace every plugin grader with ``graders``."""
+    chosen: dict[str, GraderSpec] = {}
+    for spec in graders:
+        spec.check()
+        if spec.name in _builtin or spec.name in chosen:
+            msg = f"grader {spec.name!r} is already registered"
+            raise ValueError(msg)
+        chosen[spec.name] = spec
+    _plugins.clear()
+    _plugins.update(chosen)
+
+
+def get_grader(name: str) -> GraderSpec:
+    """The grader called ``name``; ``LookupError`` names the registered ones."""
+    found = _builtin.get(name) or _plugins.get(name)
+    if found is None:
+        msg = f"unknown grader {name!r} (registered: {', '.join(grader_names())})"
+        raise LookupError(msg)
+    return found
+
+
+def grader_names() -> list[str]:
+    return sorted({*_builtin, *_plugins})
+
+
+def builtin_graders() -> list[GraderSpec]:
+    return list(_builtin.values())
