@@ -126,7 +126,7 @@ def function_tool(function: Callable[..., Any], *, name: str | None = None, usag
         call = call_struct
     text = usage if usage is not None else inspect.getdoc(function)
     spec = ToolSpec(name=tag, usage=_usage(tag, text), timeout=_timeout(tag, timeout), schema=schema,
-                    factory=lambda: _Call(call), description=_first_line(text))
+                    factory=lambda: _Call(call), description=_first_line(inspect.getdoc(function) or text))
     _check_name(spec.name)
     return spec
 
