@@ -22,7 +22,7 @@ import structlog
 
 from engine.errors import RunMovedOn
 from engine.eventlog.port import Delivery, EventLog
-from engine.histories import RunHistories, events_of
+from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
 from events.run import EventRejected, HandlerFailed, RunFailed
@@ -144,10 +144,13 @@ class Dispatcher:
 
     async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
         key = f"{route.name}.{event.event_id}"
-        if delivery.deliveries > 1 and await self.log.was_handled(key):
-            return  # first deliveries skip the lookup: the history check below covers them
-        history = events_of(await self.histories.upto(event.run_id, delivery.seq))
-        caused = {e.event_id for e in history if e.causation_id == event.event_id}
+        # Effects always consult the handled marks (a fork copies requests whose results
+        # exist); deciders only on redelivery, since re-deciding is harmless and deduped.
+        if (route.kind == "effect" or delivery.deliveries > 1) and await self.log.was_handled(key):
+            return
+        records = await self.histories.latest(event.run_id, delivery.seq)
+        history = [r.event for r in records if r.seq <= delivery.seq]
+        caused = {r.event.event_id for r in records if r.event.causation_id == event.event_id}
         if route.kind == "effect" and _already_effected(caused, event, route):
             await self.log.mark_handled(key)
             return

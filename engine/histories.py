@@ -23,6 +23,19 @@ class RunHistories:
 
     async def upto(self, run_id: str, seq: int) -> list[Recorded]:
         """The run's events with stream sequence <= ``seq``."""
+        records = await self._refresh(run_id, seq, upto=seq)
+        if records and records[-1].seq > seq:
+            return [record for record in records if record.seq <= seq]
+        return list(records)
+
+    async def latest(self, run_id: str, seq: int) -> list[Recorded]:
+        """The run's events up to at least ``seq``, plus any later ones the read brings.
+
+        Later events let the dispatcher see outputs already recorded for an input.
+        """
+        return list(await self._refresh(run_id, seq, upto=None))
+
+    async def _refresh(self, run_id: str, seq: int, *, upto: int | None) -> list[Recorded]:
         records = self._runs.get(run_id)
         if records is None:
             records = []
@@ -30,13 +43,13 @@ class RunHistories:
         self._runs.move_to_end(run_id)
         last = records[-1].seq if records else 0
         if last < seq:
-            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=seq)
-            records.extend(record for record in fresh if record.seq > last)
+            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=upto)
+            # Another task may have extended the cache meanwhile: recompute after the await.
+            current = records[-1].seq if records else 0
+            records.extend(record for record in fresh if record.seq > current)
         while len(self._runs) > self._max_runs:
             self._runs.popitem(last=False)
-        if records and records[-1].seq > seq:
-            return [record for record in records if record.seq <= seq]
-        return list(records)
+        return records
 
 
     def last_seq(self, run_id: str) -> int:

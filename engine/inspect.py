@@ -47,13 +47,17 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     runtime = await open_runtime(settings, start_server=True)
     try:
         records = await run_events(runtime, run_id)
+        runs = [records]
+        parent = getattr(records[0].event, "parent_run_id", None)
+        if html and parent:
+            runs.insert(0, await runtime.log.read_run(parent))  # a fork shows beside its parent
     finally:
         await runtime.close()
     if html:
         from replay.timeline_html import render_html
 
         with open(html, "w", encoding="utf-8") as handle:
-            handle.write(render_html([records]))
+            handle.write(render_html(runs))
         print(f"wrote {html}", file=sys.stderr)
     if as_json:
         for record in records:

@@ -8,6 +8,11 @@ import sys
 import structlog
 
 
+def _stderr_logger(*args: object) -> structlog.PrintLogger:
+    """Resolve ``sys.stderr`` when a logger is made, not at configure time (it may be swapped)."""
+    return structlog.PrintLogger(file=sys.stderr)
+
+
 def configure_logging(*, json: bool = False, level: str = "info") -> None:
     """Configure structlog once per process; ids are bound per handler call by the dispatcher."""
     numeric = logging.getLevelName(level.upper())
@@ -27,7 +32,7 @@ def configure_logging(*, json: bool = False, level: str = "info") -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
     for noisy in ("httpx", "httpcore", "openai", "nats"):

@@ -30,6 +30,7 @@ async def serve(
     """
     from engine.cli import install_signal_handlers
     from engine.metrics import exposed
+    from engine.projector import run_projector
 
     runtime = await open_runtime(settings, start_server=True)
     url = runtime.server.url if runtime.server else settings.nats.url
@@ -43,11 +44,16 @@ async def serve(
     where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
     print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
     await _report_protections()
+    projector_stop = asyncio.Event()
+    projector = asyncio.create_task(run_projector(runtime.log, projector_stop))
     try:
         async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
             dispatcher.observer = metrics
             await dispatcher.run()
     finally:
+        projector_stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(projector, 10)
         for child in children:
             child.terminate()
         for child in children:
@@ -68,11 +74,16 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     runtime = await open_runtime(settings, start_server=False)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
+    projector_stop = asyncio.Event()
+    projector = asyncio.create_task(run_projector(runtime.log, projector_stop))
     try:
         async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
             dispatcher.observer = metrics
             await dispatcher.run()
     finally:
+        projector_stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(projector, 10)
         await runtime.close()
     return 0
 

@@ -94,8 +94,6 @@ async def test_fork_of_unknown_run_is_refused() -> None:
         await fork_run(new_memory_log(), "nope", at_seq=3, overrides={})
 
 
-@pytest.mark.xfail(strict=True, reason="engine/dispatcher.py skips handled marks on first deliveries; "
-                   "effect routes must check them (see docs/replay.md, lead to wire)")
 async def test_engine_dispatcher_does_not_redo_effects_of_a_fork() -> None:
     """The engine's own dispatcher (apollo up) leaves a fork's copied model calls alone."""
     log = new_memory_log()
