@@ -96,7 +96,7 @@ def build_plugin_set(candidates: Iterable[Candidate]) -> PluginSet:
     for candidate in candidates:
         try:
             target = candidate.load()
-        except Exception as exc:  # noqa: BLE001 - any import-time failure is the plugin's
+        except Exception as exc:
             raise PluginError(candidate.name, candidate.source, f"cannot be imported: {type(exc).__name__}: {exc}") \
                 from exc
         name = target.name if isinstance(target, Plugin) and target.name else candidate.name

@@ -166,7 +166,7 @@ def schema_type(tag: str, args: Any) -> Any:
     if isinstance(args, type) and issubclass(args, msgspec.Struct):
         try:
             msgspec.json.schema(args)
-        except Exception as exc:  # noqa: BLE001 - any failure means an unusable schema
+        except Exception as exc:
             msg = f"tool {tag!r}: args struct {args.__name__} has no JSON schema: {exc}"
             raise ValueError(msg) from exc
         return args
@@ -203,7 +203,7 @@ def _struct(tag: str, fields: list[tuple[Any, ...]]) -> Any:
     try:
         struct = msgspec.defstruct(f"{tag}_args", fields, kw_only=True, forbid_unknown_fields=True)
         msgspec.json.schema(struct)
-    except Exception as exc:  # noqa: BLE001 - any failure means an unusable schema
+    except Exception as exc:
         msg = f"tool {tag!r}: its arguments cannot form a schema: {exc}"
         raise ValueError(msg) from exc
     return struct
@@ -213,7 +213,7 @@ def _parameters(function: Callable[..., Any], tag: str) -> dict[str, tuple[Any, 
     signature = inspect.signature(function)
     try:
         hints = get_type_hints(function)
-    except Exception as exc:  # noqa: BLE001 - unresolvable annotations are the plugin's bug
+    except Exception as exc:
         msg = f"tool {tag!r}: cannot resolve its annotations: {exc}"
         raise ValueError(msg) from exc
     params: dict[str, tuple[Any, Any]] = {}
@@ -277,7 +277,7 @@ class PluginToolRunner:
             raise ToolError(msg, kind="timeout") from exc
         except ToolError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug is shown to the model, not fatal
+        except Exception as exc:
             return _error_result(f"{type(exc).__name__}: {exc}", status="error")
         return as_tool_result(value)
 

@@ -1,7 +1,13 @@
 """Task domains: the prompts, answer extraction and grader a run uses (``episode.domain``)."""
 
 from handlers.domains.base import Domain, Extractor
-from handlers.domains.choice import MULTIPLE_CHOICE, extract_choice, format_choices, grade_choice, normalise_choice
+from handlers.domains.choice import (
+    MULTIPLE_CHOICE,
+    extract_choice,
+    format_choices,
+    grade_choice,
+    normalise_choice,
+)
 from handlers.domains.math import MATH, extract_math_answer
 from handlers.domains.registry import (
     DEFAULT_DOMAIN,

@@ -155,7 +155,7 @@ def test_config_import_path_that_does_not_exist_is_named() -> None:
     """plugins: entries that cannot be imported are reported with the path."""
     with pytest.raises(PluginError, match=r"plugin 'no_such_pkg.tools:Thing' \(config plugins\): cannot be imported"):
         load_plugins(make_settings({"plugins": ["no_such_pkg.tools:Thing"]}))
-    with pytest.raises(PluginError, match="expected 'package.module:attribute'"):
+    with pytest.raises(PluginError, match=r"expected 'package\.module:attribute'"):
         load_plugins(make_settings({"plugins": ["just_a_module"]}))
 
 

@@ -20,7 +20,13 @@ from events import AnswerGraded, ModelCallRequested, RunStarted, TrajectorySeale
 from handlers.domains import MATH, extract_choice, get_domain, grade_choice, normalise_choice
 from replay.verify import verify_run
 from tests.plugins.support import ROOT, on_path, write_package
-from tests.support.engine_harness import ExactGrader, make_settings, new_memory_log, run_until_done, services
+from tests.support.engine_harness import (
+    ExactGrader,
+    make_settings,
+    new_memory_log,
+    run_until_done,
+    services,
+)
 
 MCQ = ROOT / "examples" / "mcq"
 
@@ -147,5 +153,5 @@ async def test_plugin_domain_with_its_own_grader_runs_an_episode(tmp_path: Path)
     assert (graded.answer, graded.score, graded.method) == ("yes", 1.0, "yes_no")
     assert model.prompts[0][-1].content.startswith("You answer yes/no questions.")
     assert "yes or no, e.g. <answer>yes</answer>." in model.prompts[0][-1].content
-    assert [e for e in events if isinstance(e, TrajectorySealed)][0].reward == 1.0
+    assert next(e for e in events if isinstance(e, TrajectorySealed)).reward == 1.0
     assert json.dumps(events[1].settings)  # recorded settings stay plain JSON

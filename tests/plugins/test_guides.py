@@ -11,7 +11,14 @@ from events import AnswerGraded, ToolReturned, TrajectorySealed
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import ROOT, install_project, on_path
-from tests.support.engine_harness import EchoPython, ExactGrader, make_settings, new_memory_log, run_until_done, services
+from tests.support.engine_harness import (
+    EchoPython,
+    ExactGrader,
+    make_settings,
+    new_memory_log,
+    run_until_done,
+    services,
+)
 
 GUIDES = ROOT / "docs" / "extending"
 _BLOCK = re.compile(r"```(?:python|toml)\n# file: (?P<path>\S+)\n(?P<body>.*?)```", re.DOTALL)

@@ -10,11 +10,24 @@ import pytest
 
 from engine.commands import submission
 from engine.plugins import load_plugins
-from events import ModelCallRequested, RunStarted, ToolCallRequested, ToolFailed, ToolReturned, TrajectorySealed
+from events import (
+    ModelCallRequested,
+    RunStarted,
+    ToolCallRequested,
+    ToolFailed,
+    ToolReturned,
+    TrajectorySealed,
+)
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import ROOT, install_project, on_path, write_package
-from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
+from tests.support.engine_harness import (
+    EchoPython,
+    make_settings,
+    new_memory_log,
+    run_until_done,
+    services,
+)
 
 TOOLS_MODULE = '''
     import asyncio
@@ -177,12 +190,12 @@ async def test_builtin_tools_are_registered_like_plugin_tools(geometry: Any) -> 
     assert {"python_code", "local_rag", "distance"} <= set(geometry.tools)
     assert geometry.tools["python_code"].plugin == "built-in"
     assert geometry.tools["distance"].plugin == "geometry"
-    assert "entry point apollo_geometry:plugin of apollo-geometry 0.1.0" == geometry.tools["distance"].source
+    assert geometry.tools["distance"].source == "entry point apollo_geometry:plugin of apollo-geometry 0.1.0"
 
 
 async def test_first_prompt_requests_list_plugin_usage(geometry: Any) -> None:
     """The policy's first prompt lists every default tool, plugin ones included, with usage."""
-    events, _, model = await run_with_plugins(["<answer>\\boxed{42}</answer>"])
+    events, _, _ = await run_with_plugins(["<answer>\\boxed{42}</answer>"])
     [request] = of(events, ModelCallRequested)
     text = request.messages[-1].content
     for tag in ("python_code", "distance", "repeat"):
