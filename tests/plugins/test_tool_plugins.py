@@ -201,3 +201,22 @@ async def test_first_prompt_requests_list_plugin_usage(geometry: Any) -> None:
     for tag in ("python_code", "distance", "repeat"):
         assert f"<{tag}>...</{tag}>" in text
     assert 'Distance from the origin.' in text
+
+
+def test_apollo_solve_uses_the_installed_example_tool(tmp_path: Path) -> None:
+    """`apollo solve` with the example package installed calls word_count and grades the count."""
+    import os
+    import subprocess
+    import sys
+
+    site = install_project(tmp_path / "site", ROOT / "examples" / "plugins" / "apollo-wordcount")
+    env = {**os.environ, "APOLLO_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    config = ROOT / "examples" / "plugins" / "apollo-wordcount" / "solve.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "--config", str(config), "solve",
+         "How many words are in 'the quick brown fox jumps'?", "--answer", "5", "--json"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (result["answer"], result["score"]) == ("5", 1.0), result
