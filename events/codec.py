@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
-from events.base import Event
-from events.catalog import TYPES_BY_TAG
+from events.base import SCHEMA_VERSION, Event
+from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
 from events.upcast import upcast
 
 
@@ -46,13 +46,34 @@ def to_builtins(event: Event) -> dict[str, Any]:
     return msgspec.to_builtins(event)
 
 
+_typed: tuple[int, msgspec.json.Decoder[Any]] | None = None
+
+
+def _typed_decoder() -> msgspec.json.Decoder[Any]:
+    """A decoder straight into the tagged union, rebuilt when new types are registered."""
+    global _typed  # noqa: PLW0603 - a cache keyed on the catalog's size
+    if _typed is None or _typed[0] != len(EVENT_TYPES):
+        _typed = (len(EVENT_TYPES), msgspec.json.Decoder(any_event_type()))
+    return _typed[1]
+
+
 def decode(data: bytes | str) -> Event | UnknownEvent:
     """Decode JSON bytes into a typed event.
+
+    The fast path decodes straight into the union; anything unusual (unknown tag, an
+    older schema version to upcast, invalid data) takes the tolerant path that explains.
 
     Raises:
         DecodeError: the bytes are not JSON, not an object, have no ``type``, or do not
             match the schema of their (known) type.
     """
+    try:
+        event = _typed_decoder().decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    else:
+        if event.schema_version == SCHEMA_VERSION:
+            return event
     try:
         raw = _raw_decoder.decode(data)
     except msgspec.DecodeError as exc:
