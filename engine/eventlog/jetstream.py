@@ -57,7 +57,7 @@ class JetStreamEventLog:
         self._payloads: Any = None
         self._queues: dict[str, JetStreamWorkQueue] = {}
         self._reply_prefix: str | None = None
-        self._waiting: dict[str, asyncio.Queue[Msg]] = {}
+        self._waiting: dict[str, _PendingBatch] = {}
 
     @classmethod
     async def connect(
@@ -204,9 +204,55 @@ class JetStreamEventLog:
     async def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0
     ) -> AsyncIterator[Recorded]:
-        async for record in self._direct_read(subject_filter or ALL_RUNS, after_seq, None):
-            if isinstance(record.event, Event):
-                yield record
+        """Bulk reads go through an ordered push consumer (flow-controlled, no per-batch asks)."""
+        last = await self.last_seq()
+        if after_seq >= last:
+            return
+        arrived: list[Msg] = []
+        wake = asyncio.Event()
+
+        async def collect(msg: Msg) -> None:
+            arrived.append(msg)
+            wake.set()
+
+        start = api.ConsumerConfig(
+            deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_seq + 1
+        )
+        sub = await self.js.subscribe(
+            subject_filter or ALL_RUNS, cb=collect, ordered_consumer=True, config=start,
+            stream=self.stream,
+        )
+        try:
+            info = await sub.consumer_info()
+            if not info.num_pending and not (info.delivered and info.delivered.consumer_seq):
+                return  # nothing matches after after_seq
+            finished = False
+            while not finished:
+                if not arrived:
+                    wake.clear()
+                    await asyncio.wait_for(wake.wait(), 30.0)
+                    continue
+                msgs, arrived[:] = list(arrived), []
+                for msg in msgs:
+                    meta = msg.metadata
+                    if meta.sequence.stream > last:
+                        finished = True
+                        break
+                    data = msg.data
+                    if msg.headers and PAYLOAD_HEADER in msg.headers:
+                        data = await self._materialize(data, msg.headers)
+                    try:
+                        event = decode(data)
+                    except DecodeError:
+                        event = None
+                    if isinstance(event, Event):
+                        yield Recorded(meta.sequence.stream, msg.subject, event)
+                    if meta.num_pending == 0 or meta.sequence.stream >= last:
+                        finished = True
+                        break
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
 
     async def _direct_read(
         self, subject_filter: str, after_seq: int, upto_seq: int | None
@@ -233,20 +279,16 @@ class JetStreamEventLog:
         """One batched direct get; replies come back on a shared, multiplexed inbox."""
         replies = await self._reply_queue()
         token = self.nc._nuid.next().decode()  # noqa: SLF001 - nats-py's unique-id generator
-        queue: asyncio.Queue[Msg] = asyncio.Queue()
-        self._waiting[token] = queue
+        batch = _PendingBatch(asyncio.get_running_loop().create_future())
+        self._waiting[token] = batch
         try:
             request = {"seq": start, "next_by_subj": subject_filter, "batch": _DIRECT_BATCH}
             await self.nc.publish(
                 f"$JS.API.DIRECT.GET.{self.stream}", json.dumps(request).encode(),
                 reply=f"{replies}.{token}",
             )
-            out: list[Msg] = []
-            while True:
-                msg = await asyncio.wait_for(queue.get(), 10.0)
-                if (msg.headers or {}).get("Status"):
-                    return out
-                out.append(msg)
+            await asyncio.wait_for(batch.done, 10.0)
+            return batch.msgs
         finally:
             self._waiting.pop(token, None)
 
@@ -256,9 +298,14 @@ class JetStreamEventLog:
             prefix = self.nc.new_inbox()
 
             async def route(msg: Msg) -> None:
-                queue = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
-                if queue is not None:
-                    queue.put_nowait(msg)
+                batch = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
+                if batch is None:
+                    return
+                if (msg.headers or {}).get("Status"):  # end of batch (204) or nothing (404)
+                    if not batch.done.done():
+                        batch.done.set_result(None)
+                else:
+                    batch.msgs.append(msg)
 
             await self.nc.subscribe(f"{prefix}.*", cb=route)
             self._reply_prefix = prefix
@@ -338,6 +385,16 @@ class JetStreamEventLog:
         with contextlib.suppress(Exception):
             await self.nc.flush(timeout=5)
         await self.nc.close()
+
+
+class _PendingBatch:
+    """Replies of one batched direct get, collected by the shared inbox's callback."""
+
+    __slots__ = ("done", "msgs")
+
+    def __init__(self, done: asyncio.Future[None]) -> None:
+        self.done = done
+        self.msgs: list[Msg] = []
 
 
 class JetStreamWorkQueue:
