@@ -18,6 +18,7 @@ usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [[ $# -ge 1 ]] || usage
 case "$1" in -h|--help) usage 0 ;; esac
+[[ "$1" != -* ]] || { echo "serve.sh: the first argument is the model (path or hub id), got '$1'" >&2; exit 2; }
 model="$1"; shift
 name="default-model"; port=8000; gpus=""; tp=1; context_len=32768
 reasoning_parser="deepseek_r1"; gpu_memory=0.9; host="0.0.0.0"; dry_run=0; extra=()

@@ -1,0 +1,163 @@
+"""deploy/ is data that must stay valid: nats-server configs, compose, Kubernetes, vLLM scripts."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.nats_server import find_server_binary
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+NATS_CONFIGS = sorted((DEPLOY / "nats").glob("*.conf"))
+K8S_FILES = sorted((DEPLOY / "k8s").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("config", NATS_CONFIGS, ids=lambda p: p.name)
+def test_nats_config_is_accepted_by_nats_server(config: Path) -> None:
+    """`nats-server -t -c` validates every shipped config."""
+    result = subprocess.run([str(find_server_binary()), "-t", "-c", str(config)],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("config", NATS_CONFIGS, ids=lambda p: p.name)
+def test_nats_config_fsyncs_before_acknowledging(config: Path) -> None:
+    """Every node syncs each write before the ack (the Jepsen finding on NATS 2.12)."""
+    assert "sync_interval: always" in config.read_text()
+
+
+def test_cluster_nodes_have_unique_names_and_route_to_each_other() -> None:
+    """Three nodes, distinct server names, the same cluster and the same three routes."""
+    nodes = [p for p in NATS_CONFIGS if p.name.startswith("cluster-")]
+    assert len(nodes) == 3
+    texts = [p.read_text() for p in nodes]
+    names = {line.split(":")[1].split("#")[0].strip() for t in texts for line in t.splitlines()
+             if line.startswith("server_name")}
+    assert len(names) == 3
+    for text in texts:
+        assert all(f"nats-route://nats-{i}:6222" in text for i in (1, 2, 3))
+
+
+def test_a_broken_nats_config_is_rejected(tmp_path: Path) -> None:
+    """The validation above really validates (garbage fails)."""
+    bad = tmp_path / "bad.conf"
+    bad.write_text("jetstream { sync_interval: sometimes \n")
+    result = subprocess.run([str(find_server_binary()), "-t", "-c", str(bad)], capture_output=True, check=False)
+    assert result.returncode != 0
+
+
+@pytest.mark.parametrize("path", K8S_FILES, ids=lambda p: p.name)
+def test_kubernetes_yaml_parses(path: Path) -> None:
+    """Every Kubernetes file is valid YAML."""
+    assert [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def test_kubernetes_objects_have_api_version_kind_and_name() -> None:
+    """Each manifest object is addressable; the workers are a scalable Deployment."""
+    docs = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "workers.yaml").read_text()) if d]
+    for doc in docs:
+        assert doc.get("apiVersion") and doc.get("kind") and doc.get("metadata", {}).get("name"), doc
+    kinds = {doc["kind"]: doc for doc in docs}
+    worker = kinds["Deployment"]
+    assert worker["spec"]["replicas"] >= 1
+    selector = worker["spec"]["selector"]["matchLabels"]
+    labels = worker["spec"]["template"]["metadata"]["labels"]
+    assert selector.items() <= labels.items()
+    [container] = worker["spec"]["template"]["spec"]["containers"]
+    assert "worker" in container["args"]
+    assert kinds["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]["name"] == worker["metadata"]["name"]
+
+
+def test_worker_settings_in_kubernetes_are_valid_apollo_settings(tmp_path: Path) -> None:
+    """The ConfigMap's config.yaml loads as apollo settings with three replicas."""
+    from engine.config import load_settings
+
+    docs = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "workers.yaml").read_text()) if d]
+    [config_map] = [d for d in docs if d["kind"] == "ConfigMap"]
+    path = tmp_path / "config.yaml"
+    path.write_text(config_map["data"]["config.yaml"])
+    settings = load_settings(path, environ={})
+    assert settings.nats.replicas == 3
+
+
+def test_helm_values_replicate_and_fsync() -> None:
+    """The NATS chart values: 3-node cluster, JetStream on file storage, fsync always."""
+    values = yaml.safe_load((DEPLOY / "k8s" / "nats-values.yaml").read_text())
+    assert values["config"]["cluster"]["enabled"] is True
+    assert values["config"]["cluster"]["replicas"] == 3
+    assert values["config"]["jetstream"]["fileStore"]["enabled"] is True
+    assert values["config"]["jetstream"]["merge"]["sync_interval"] == "always"
+
+
+def test_compose_services_reference_existing_files() -> None:
+    """Bind mounts, build context and Dockerfile named by compose.yaml exist."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"nats-1", "nats-2", "nats-3", "worker", "vllm"} <= services.keys()
+    assert services["vllm"]["profiles"] == ["vllm"]
+    named_volumes = set(compose.get("volumes", {}))
+    for name, service in services.items():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source in named_volumes:
+                continue
+            assert (DEPLOY / source).exists(), f"{name}: {source}"
+        build = service.get("build")
+        if build:
+            assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
+        for dependency in service.get("depends_on", {}):
+            assert dependency in services, f"{name} depends on unknown {dependency}"
+
+
+def test_compose_worker_config_is_valid_apollo_settings() -> None:
+    """deploy/config/cluster.yaml loads and keeps the stream at three replicas."""
+    from engine.config import load_settings
+
+    settings = load_settings(DEPLOY / "config" / "cluster.yaml", environ={})
+    assert settings.nats.replicas == 3
+    assert settings.nats.url
+
+
+@pytest.mark.parametrize("script", sorted((DEPLOY / "vllm").glob("*.sh")), ids=lambda p: p.name)
+def test_vllm_scripts_are_valid_bash(script: Path) -> None:
+    """bash -n accepts the serve scripts."""
+    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+
+
+def test_vllm_serve_enables_reasoning_parser_and_token_ids() -> None:
+    """One replica per GPU (data parallel), the reasoning parser and token ids are on."""
+    out = subprocess.run([str(DEPLOY / "vllm" / "serve.sh"), "some/model", "--gpus", "0,1,2,3", "--dry-run"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3" in out
+    assert "--data-parallel-size 4" in out
+    assert "--reasoning-parser" in out
+    assert "--return-tokens-as-token-ids" in out
+
+
+@pytest.mark.parametrize("args", [["m", "--gpus", "zero"], ["m", "--port", "http"], ["m", "--gpus", "0,1,2", "--tp", "2"],
+                                  ["m", "--bogus"], []])
+def test_vllm_serve_rejects_bad_arguments(args: list[str]) -> None:
+    """Garbage options exit 2 with a message instead of starting a server."""
+    result = subprocess.run([str(DEPLOY / "vllm" / "serve.sh"), *args, "--dry-run"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+
+
+def test_serve_many_prints_a_models_section_for_each_server() -> None:
+    """The multi-model table becomes one server per line and an apollo models section."""
+    out = subprocess.run([str(DEPLOY / "vllm" / "serve-many.sh"), str(DEPLOY / "vllm" / "models.example.tsv"),
+                          "--dry-run"], capture_output=True, text=True, check=True).stdout
+    assert 'policy: {model: policy, base_url: "http://127.0.0.1:8000/v1"}' in out
+    assert "--port 8001" in out and "CUDA_VISIBLE_DEVICES=2,3" in out
+
+
+def test_serve_many_rejects_a_duplicate_port(tmp_path: Path) -> None:
+    """Two models on one port is refused."""
+    table = tmp_path / "t.tsv"
+    table.write_text("a m1 8000 0\nb m2 8000 1\n")
+    result = subprocess.run([str(DEPLOY / "vllm" / "serve-many.sh"), str(table), "--dry-run"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2

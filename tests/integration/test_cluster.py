@@ -1,0 +1,100 @@
+"""A 3-node JetStream cluster on loopback: losing a node mid dataset run loses no acknowledged event."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.eventlog.jetstream import JetStreamEventLog
+from engine.models.fake_server import FakeOpenAIServer
+from engine.nats_server import NatsServerProcess, free_port
+from events.run import RunCompleted
+from tests.deploy.processes import assert_recorded_once, spawn_worker, submit, wait_finished, wait_pulling
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(240)]
+
+ANSWER = "<answer>\\boxed{4}</answer>"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[list[NatsServerProcess]]:
+    """Three nats-server processes routed to each other (cluster "apollo-test")."""
+    routes = [free_port() for _ in range(3)]
+    route_urls = ",".join(f"nats://127.0.0.1:{port}" for port in routes)
+    nodes = [
+        NatsServerProcess(
+            store_dir=tmp_path / f"node{i}",
+            extra_args=["--server_name", f"node{i}", "--cluster_name", "apollo-test",
+                        "--cluster", f"nats://127.0.0.1:{routes[i]}", "--routes", route_urls],
+        )
+        for i in range(3)
+    ]
+    try:
+        for node in nodes:
+            node.start()
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+async def _connect_when_ready(url: str, timeout: float = 60.0) -> JetStreamEventLog:
+    """The stream can be created once the cluster has elected a meta leader."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return await JetStreamEventLog.connect(url, replicas=3)
+        except Exception:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def test_losing_a_node_mid_run_loses_no_acknowledged_event(cluster, tmp_path: Path) -> None:
+    """Kill the stream leader during a dataset run: runs finish, every event stored before is still there."""
+    seed = cluster[0].url
+    log = await _connect_when_ready(seed)
+    config = tmp_path / "worker.yaml"
+    config.write_text("nats:\n  replicas: 3\n")
+    workers = []
+    try:
+        info = await log.js.stream_info(log.stream)
+        assert info.config.num_replicas == 3
+        async with FakeOpenAIServer(lambda messages: ANSWER, latency_ms=300) as fake:
+            workers = [spawn_worker(seed, tmp_path, f"w{i}", model_url=fake.base_url, concurrency=4, config=config)
+                       for i in range(2)]
+            await wait_pulling(log.js, 2)
+            run_ids = [f"cluster-{i}" for i in range(10)]
+            await submit(log, run_ids)
+            await _until_some_completed(log, run_ids, 2)
+            before = {record.event.event_id async for record in log.read_all()}
+            leader = (await log.js.stream_info(log.stream)).cluster.leader
+            [victim] = [node for i, node in enumerate(cluster) if f"node{i}" == leader]
+            victim.kill()
+            await wait_finished(log, run_ids, timeout=150)
+            after = {record.event.event_id async for record in log.read_all()}
+            assert before <= after
+            await assert_recorded_once(log, run_ids)
+            assert (await log.js.stream_info(log.stream)).config.num_replicas == 3
+    finally:
+        for worker in workers:
+            worker.stop()
+        await log.close()
+
+
+async def _until_some_completed(log: JetStreamEventLog, run_ids: list[str], count: int) -> None:
+    for _ in range(600):
+        done = 0
+        for run_id in run_ids:
+            records = await log.read_run(run_id)
+            done += any(isinstance(r.event, RunCompleted) for r in records)
+        if count <= done < len(run_ids):
+            return
+        assert done < len(run_ids), "every run finished before the node could be killed"
+        await asyncio.sleep(0.05)
+    raise AssertionError("no run completed")
+
+
