@@ -70,6 +70,7 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     """One worker process connected to an existing server (any host, any number of them)."""
     from engine.cli import install_signal_handlers
     from engine.metrics import exposed
+    from engine.projector import run_projector
 
     runtime = await open_runtime(settings, start_server=False)
     dispatcher = runtime.dispatcher(concurrency)
