@@ -1,0 +1,132 @@
+"""Horizontal scale-out: episodes per second with 1, 2 and 4 worker processes.
+
+Every worker holds the same number of events in flight (``--concurrency``, which
+approximates episodes in flight since an episode is a chain of events); the model is
+the fake OpenAI server in its own process at 50 ms per call. Printed as ratios to
+one worker measured in the same run (targets: >= 1.8x with 2, >= 3x with 4 workers;
+a machine with fewer cores than workers cannot reach them).
+
+    .venv/bin/python bench/scale.py [--workers 1 2 4] [--episodes 24] [--concurrency 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.commands import submission  # noqa: E402
+from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
+from engine.nats_server import NatsServerProcess  # noqa: E402
+from events.run import RunCompleted, RunFailed  # noqa: E402
+
+REPLY = "<answer>\\boxed{4}</answer>"
+
+
+def start_fake_model(folder: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    script = folder / "answer.json"
+    script.write_text(json.dumps({"rules": [{"reply": REPLY}]}))
+    process = subprocess.Popen(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(script),
+         "--latency-ms", str(latency_ms), "--model", "fake-model"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )
+    url = process.stdout.readline().strip() if process.stdout else ""
+    if not url.startswith("http"):
+        process.kill()
+        raise SystemExit(f"fake model server did not start: {url!r}")
+    return process, url
+
+
+def spawn_workers(count: int, nats_url: str, model_url: str, concurrency: int, folder: Path) -> list[subprocess.Popen[bytes]]:
+    env = {**os.environ, "APOLLO_MODEL_URL": model_url, "APOLLO_MODEL": "fake-model",
+           "APOLLO_DATA_DIR": str(folder / "data"), "APOLLO_LOG_LEVEL": "warning"}
+    return [
+        subprocess.Popen(  # noqa: S603 - our own module
+            [sys.executable, "-m", "engine", "--nats-url", nats_url, "worker", "--concurrency", str(concurrency)],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+
+
+async def wait_pulling(log: JetStreamEventLog, count: int) -> None:
+    for _ in range(600):
+        info = await log.js.consumer_info(log.stream, "apollo-workers")
+        if info.num_waiting >= count:
+            return
+        await asyncio.sleep(0.1)
+    raise SystemExit(f"{count} workers did not start pulling")
+
+
+async def measure(workers: int, episodes: int, concurrency: int, model_url: str, folder: Path) -> float:
+    """Episodes per second for one worker count, on a fresh server."""
+    server = NatsServerProcess(store_dir=folder / f"nats-{workers}").start()
+    log = await JetStreamEventLog.connect(server.url)
+    procs = spawn_workers(workers, server.url, model_url, concurrency, folder / f"w{workers}")
+    try:
+        await wait_pulling(log, workers)
+        run_ids = [f"scale-{workers}-{i}" for i in range(episodes)]
+        started = time.perf_counter()
+        for run_id in run_ids:
+            await log.append(submission(run_id, "What is 2 + 2?", ground_truth="4"))
+        pending = set(run_ids)
+        async for record in _follow(log):
+            if isinstance(record.event, (RunCompleted, RunFailed)):
+                pending.discard(record.event.run_id)
+                if not pending:
+                    break
+        return episodes / (time.perf_counter() - started)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(20)
+        await log.close()
+        server.stop()
+
+
+async def _follow(log: JetStreamEventLog):  # noqa: ANN202 - async generator of Recorded
+    last = 0
+    while True:
+        async for record in log.read_all("apollo.run.*.run.*", after_seq=last):
+            last = record.seq
+            yield record
+        await asyncio.sleep(0.05)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--episodes", type=int, default=24, help="episodes per worker process")
+    parser.add_argument("--concurrency", type=int, default=4, help="events in flight per worker")
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="apollo-scale-") as tmp:
+        folder = Path(tmp)
+        fake, model_url = start_fake_model(folder, args.latency_ms)
+        try:
+            rates = {}
+            for count in args.workers:
+                rates[count] = await measure(count, args.episodes * count, args.concurrency, model_url, folder)
+                print(f"{count} worker(s): {rates[count]:6.1f} episodes/s", flush=True)
+        finally:
+            fake.terminate()
+            fake.wait(10)
+    base = rates[args.workers[0]]
+    print(f"\ncpu cores: {os.cpu_count()}; concurrency {args.concurrency} per worker; model latency {args.latency_ms:g} ms")
+    for count, rate in rates.items():
+        print(f"{count} worker(s): {rate / base:4.2f}x of {args.workers[0]} worker(s)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
