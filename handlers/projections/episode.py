@@ -7,7 +7,7 @@ on the history the dispatcher hands them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from events.base import Event
@@ -107,6 +107,18 @@ def episode_state(history: Iterable[Event], episode: str = "main") -> EpisodeSta
 
 def _rag_enabled(state: EpisodeState) -> bool:
     return bool(state.settings.get("episode", {}).get("enable_local_rag"))
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """A copy of a frozen dataclass with some fields changed.
+
+    Same result as ``dataclasses.replace`` without re-running ``__init__``: folds call
+    this for every event, and rebuild speed is dominated by it.
+    """
+    clone = object.__new__(type(obj))
+    clone.__dict__.update(obj.__dict__)
+    clone.__dict__.update(changes)
+    return clone
 
 
 def _upsert(state: EpisodeState, record: StepRecord, *, model: str) -> EpisodeState:
