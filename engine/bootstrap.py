@@ -105,7 +105,7 @@ def start_embedded_server(settings: Settings) -> NatsServerProcess:
     """Start nats-server on a free loopback port over the persistent store dir."""
     data_dir = default_data_dir(settings)
     store = Path(settings.nats.store_dir).expanduser() if settings.nats.store_dir else data_dir / "nats"
-    server = NatsServerProcess(store_dir=store).start()
+    server = NatsServerProcess(store_dir=store, fsync_always=settings.nats.fsync_always).start()
     state = {"url": server.url, "pid": os.getpid(), "server_pid": server.process.pid if server.process else None,
              "store_dir": str(store), "started_at": time.time()}
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -134,6 +134,8 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     inline_limit: int = 256 * 1024
     """Event bodies above this many bytes go to the Object Store."""
     max_event_bytes: int = 8 * 1024 * 1024
+    fsync_always: bool = False
+    """Embedded server only: fsync every write before acknowledging (survives power loss)."""
     ack_wait: float = 60.0
     """Seconds before an unacknowledged delivery is redelivered (workers heartbeat meanwhile)."""
 

@@ -66,6 +66,8 @@ class NatsServerProcess:
     port: int = 0
     binary: Path | None = None
     max_payload: int = 1024 * 1024
+    fsync_always: bool = False
+    """fsync every write before acknowledging it (survives power loss; slower)."""
     extra_args: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     log_file: Path | None = None
@@ -82,7 +84,7 @@ class NatsServerProcess:
             self.port = free_port()
         self.log_file = self.log_file or self.store_dir / "nats-server.log"
         config = self.store_dir / "apollo-nats.conf"
-        config.write_text(_config_text(self.port, self.store_dir, self.max_payload))
+        config.write_text(_config_text(self.port, self.store_dir, self.max_payload, self.fsync_always))
         args = [str(binary), "-c", str(config), "-l", str(self.log_file), *self.extra_args]
         self.process = subprocess.Popen(  # noqa: S603 - our own pinned binary
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
@@ -132,13 +134,17 @@ class NatsServerProcess:
         self.stop()
 
 
-def _config_text(port: int, store_dir: Path, max_payload: int) -> str:
+def _config_text(port: int, store_dir: Path, max_payload: int, fsync_always: bool) -> str:
+    # Without fsync_always, JetStream writes reach the OS at once (a killed or restarted
+    # server loses nothing) and are flushed to disk periodically; a 3-node cluster with
+    # replicas 3 and fsync before ack is the configuration for production (deploy/).
+    sync = "  sync_interval: always\n" if fsync_always else ""
     return (
         f"listen: 127.0.0.1:{port}\n"
         f"max_payload: {max_payload}\n"
         "jetstream {\n"
         f'  store_dir: "{store_dir}"\n'
-        "  sync_interval: always\n"
+        f"{sync}"
         "}\n"
     )
 
