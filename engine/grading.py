@@ -73,7 +73,9 @@ class ProcessPoolGrader:
         self._pool: _Pool | None = None
         self._closed = False
 
-    async def grade(self, answer: str, ground_truth: str, mode: str) -> Grade:
+    async def grade(
+        self, answer: str, ground_truth: str, mode: str, *, metadata: dict | None = None
+    ) -> Grade:
         """Grade in a worker; a timeout or a dead worker scores 0 and says why.
 
         Raises:

@@ -91,6 +91,8 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
 class AnswerGrader(Protocol):
     """Compares an extracted final answer with the ground truth."""
 
-    async def grade(self, answer: str, ground_truth: str, mode: str) -> Grade:
-        """Score ``answer`` against ``ground_truth`` with grading ``mode``."""
+    async def grade(
+        self, answer: str, ground_truth: str, mode: str, *, metadata: dict[str, Any] | None = None
+    ) -> Grade:
+        """Score ``answer`` against ``ground_truth`` with grading ``mode`` (``metadata``: the problem's)."""
         ...

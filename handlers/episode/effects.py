@@ -64,7 +64,7 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
     state = episode_state(ctx.history, event.episode)
     problem = state.problem
     truth = problem.ground_truth if problem else None
-    mode = str(state.settings.get("episode", {}).get("grading", "math_verify"))
+    mode = str(state.settings.get("episode", {}).get("grading") or "math_verify")
     common = {"step": event.step, "answer": event.final_answer, "role": event.role,
               "branch": event.branch, "episode": event.episode, "ground_truth": truth}
     if truth is None:
@@ -77,6 +77,6 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
     if mode == "reference":
         # The reference grades the concatenated raw replies with its own extraction.
         graded_text = "\n".join(step.response or "" for step in state.steps)
-    grade = await ctx.services.grader.grade(graded_text, truth, mode)
+    grade = await ctx.services.grader.grade(graded_text, truth, mode, metadata=dict(problem.metadata))
     return [ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
                     detail=grade.detail, **common)]

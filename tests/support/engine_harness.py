@@ -35,7 +35,7 @@ class EchoPython:
 class ExactGrader:
     """Grades by string equality (unit tests; the process-pool grader is tested on its own)."""
 
-    async def grade(self, answer: str, ground_truth: str, mode: str) -> Any:
+    async def grade(self, answer: str, ground_truth: str, mode: str, *, metadata: Any = None) -> Any:
         from handlers.ports import Grade
 
         return Grade(score=float(answer.strip() == ground_truth.strip()), method="exact")
