@@ -26,29 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.sandbox import PythonSandbox, SandboxConfig
+from engine.sandbox.runner import PRE_IMPORTED  # noqa: E402
 
 SNIPPETS = {
     "trivial": "print(1 + 1)",
     "sympy": "from sympy import symbols, solve\nx = symbols('x')\nprint(solve(x**2 - 5*x + 6, x))",
 }
-_PREIMPORTS = (
-    "string",
-    "re",
-    "datetime",
-    "collections",
-    "heapq",
-    "bisect",
-    "copy",
-    "math",
-    "random",
-    "statistics",
-    "itertools",
-    "functools",
-    "operator",
-    "io",
-    "sys",
-    "json",
-)
+_PREIMPORTS = PRE_IMPORTED  # the cold baseline imports what the sandbox pre-imports
 TARGETS = {"trivial": 3.0, "sympy": 20.0}
 
 
