@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import structlog
@@ -29,8 +30,6 @@ async def serve(
     resolved here) and, with ``metrics_port``, the ports after it.
     """
     from engine.cli import install_signal_handlers
-    from engine.metrics import exposed
-    from engine.projector import run_projector
 
     runtime = await open_runtime(settings, start_server=True)
     url = runtime.server.url if runtime.server else settings.nats.url
@@ -44,16 +43,9 @@ async def serve(
     where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
     print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
     await _report_protections()
-    projector_stop = asyncio.Event()
-    projector = asyncio.create_task(run_projector(runtime.log, projector_stop))
     try:
-        async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
-            dispatcher.observer = metrics
-            await dispatcher.run()
+        await _work(runtime, dispatcher, metrics_port, with_projector=True)
     finally:
-        projector_stop.set()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(projector, 10)
         for child in children:
             child.terminate()
         for child in children:
@@ -69,24 +61,34 @@ async def serve(
 async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_port: int | None = None) -> int:
     """One worker process connected to an existing server (any host, any number of them)."""
     from engine.cli import install_signal_handlers
-    from engine.metrics import exposed
-    from engine.projector import run_projector
 
     runtime = await open_runtime(settings, start_server=False)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
+    try:
+        await _work(runtime, dispatcher, metrics_port, with_projector=False)
+    finally:
+        await runtime.close()
+    return 0
+
+
+async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with_projector: bool) -> None:
+    """Dispatch until stopped, with metrics; the supervising process also runs the projector
+    (one projector per engine: worker children would only repeat its work)."""
+    from engine.metrics import exposed
+    from engine.projector import run_projector
+
     projector_stop = asyncio.Event()
-    projector = asyncio.create_task(run_projector(runtime.log, projector_stop))
+    projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
     try:
         async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
             dispatcher.observer = metrics
             await dispatcher.run()
     finally:
         projector_stop.set()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(projector, 10)
-        await runtime.close()
-    return 0
+        if projector is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(projector, 10)
 
 
 def _child_settings_file(settings: Settings) -> Path:
