@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import nats_server  # noqa: E402
 from engine.commands import submission  # noqa: E402
 from engine.config import validate  # noqa: E402
+from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
 from engine.logging import configure_logging  # noqa: E402
 from engine.models.fake_server import FakeOpenAIServer  # noqa: E402
@@ -30,7 +31,6 @@ from events.model import SamplingParams  # noqa: E402
 from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
 from handlers.grading.extraction import extract_final_answer  # noqa: E402
-from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from handlers.table import ROUTES  # noqa: E402
 from tests.support.engine_harness import EchoPython, ExactGrader, services  # noqa: E402
 

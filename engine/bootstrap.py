@@ -13,7 +13,7 @@ from typing import Any
 
 import structlog
 
-from engine.config import Settings, default_data_dir, deep_merge, validate
+from engine.config import Settings, deep_merge, default_data_dir, validate
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import ConfigError, ConnectError
 from engine.eventlog.jetstream import JetStreamEventLog
@@ -150,7 +150,6 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     """Model router, tools and grader, built once per process."""
     from engine.grading import ProcessPoolGrader
     from engine.models.router import ModelRouter
-
     from engine.plugins import RegistryGrader, check_settings, load_plugins
 
     check_settings(settings, load_plugins(settings))  # refuse to start half-configured

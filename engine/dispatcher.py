@@ -25,8 +25,8 @@ from engine.eventlog.port import Delivery, EventLog
 from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
-from events.run import EventRejected, HandlerFailed, RunFailed
 from events.record import Recorded
+from events.run import EventRejected, HandlerFailed, RunFailed
 from events.subjects import parse_subject, subject_for
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for

@@ -23,7 +23,7 @@ from engine.streams import Definitions
 from events.base import Event
 from events.codec import DecodeError, UnknownEvent, decode, encode
 from events.record import Recorded
-from events.subjects import ALL_RUNS, STREAM, RUN_PREFIX, run_filter, subject_for
+from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for
 
 PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 """Set on a stub message whose real body lives in the Object Store under this hash."""
@@ -82,7 +82,7 @@ class JetStreamEventLog:
                 reconnect_time_wait=0.5,
                 name=name,
             )
-        except (OSError, nats.errors.Error, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
             msg = f"cannot reach NATS at {url}: {exc or type(exc).__name__}"
             raise ConnectError(msg) from exc
         _check_server(nc)
@@ -176,7 +176,7 @@ class JetStreamEventLog:
                 raise RunMovedOn(str(exc.description)) from exc
             msg = f"append to {subject} was refused: {exc.description}"
             raise PublishError(msg) from exc
-        except (nats.errors.Error, nats.js.errors.Error, asyncio.TimeoutError) as exc:
+        except (TimeoutError, nats.errors.Error, nats.js.errors.Error) as exc:
             msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
             raise PublishError(msg) from exc
         return Appended(ack.seq, bool(ack.duplicate))
@@ -407,7 +407,7 @@ class JetStreamWorkQueue:
     async def pull(self, batch: int, timeout: float) -> list[Delivery]:
         try:
             msgs = await self.sub.fetch(batch, timeout=timeout)
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+        except (TimeoutError, nats.errors.TimeoutError):
             return []
         return [await self._delivery(msg) for msg in msgs]
 

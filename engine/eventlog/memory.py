@@ -11,7 +11,6 @@ from engine.eventlog.subject_match import subject_matches
 from events.base import Event
 from events.codec import DecodeError, UnknownEvent, decode, encode
 from events.record import Recorded
-from events.run import ProblemSubmitted
 from events.subjects import ALL_RUNS, parse_subject, subject_for
 
 

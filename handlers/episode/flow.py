@@ -18,8 +18,8 @@ from events.model import ModelCallFailed, ModelCallRequested, ModelResponded, Sa
 from events.run import RunCompleted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
-from handlers.episode.parsing import parse_action
 from handlers.domains import domain_of
+from handlers.episode.parsing import parse_action
 from handlers.episode.prompts import HistoryStep, render_policy_prompt
 from handlers.projections.episode import EpisodeState, episode_state
 from handlers.rewards import compute_reward
