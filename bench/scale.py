@@ -36,9 +36,22 @@ def start_fake_model(folder: Path, latency_ms: float) -> tuple[subprocess.Popen[
     script = folder / "answer.json"
     script.write_text(json.dumps({"rules": [{"reply": REPLY}]}))
     process = subprocess.Popen(  # noqa: S603 - our own module
-        [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(script),
-         "--latency-ms", str(latency_ms), "--model", "fake-model"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "engine.models.fake_server",
+            "--port",
+            "0",
+            "--script",
+            str(script),
+            "--latency-ms",
+            str(latency_ms),
+            "--model",
+            "fake-model",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     url = process.stdout.readline().strip() if process.stdout else ""
     if not url.startswith("http"):
@@ -47,13 +60,23 @@ def start_fake_model(folder: Path, latency_ms: float) -> tuple[subprocess.Popen[
     return process, url
 
 
-def spawn_workers(count: int, nats_url: str, model_url: str, concurrency: int, folder: Path) -> list[subprocess.Popen[bytes]]:
-    env = {**os.environ, "APOLLO_MODEL_URL": model_url, "APOLLO_MODEL": "fake-model",
-           "APOLLO_DATA_DIR": str(folder / "data"), "APOLLO_LOG_LEVEL": "warning"}
+def spawn_workers(
+    count: int, nats_url: str, model_url: str, concurrency: int, folder: Path
+) -> list[subprocess.Popen[bytes]]:
+    env = {
+        **os.environ,
+        "APOLLO_MODEL_URL": model_url,
+        "APOLLO_MODEL": "fake-model",
+        "APOLLO_DATA_DIR": str(folder / "data"),
+        "APOLLO_LOG_LEVEL": "warning",
+    }
     return [
         subprocess.Popen(  # noqa: S603 - our own module
             [sys.executable, "-m", "engine", "--nats-url", nats_url, "worker", "--concurrency", str(concurrency)],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         for _ in range(count)
     ]
@@ -123,7 +146,10 @@ async def main() -> None:
             fake.terminate()
             fake.wait(10)
     base = rates[args.workers[0]]
-    print(f"\ncpu cores: {os.cpu_count()}; concurrency {args.concurrency} per worker; model latency {args.latency_ms:g} ms")
+    print(
+        f"\ncpu cores: {os.cpu_count()}; concurrency {args.concurrency} per worker; "
+        f"model latency {args.latency_ms:g} ms"
+    )
     for count, rate in rates.items():
         print(f"{count} worker(s): {rate / base:4.2f}x of {args.workers[0]} worker(s)")
 

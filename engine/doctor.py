@@ -47,8 +47,13 @@ def register(subparsers: Any) -> None:
     commands = streams.add_subparsers(dest="streams_command", metavar="ACTION")
     commands.required = True
     ensure = commands.add_parser("ensure", help="create or update the stream, consumers and buckets, then list them")
-    ensure.add_argument("--replicas", type=int, choices=(1, 3, 5), default=None,
-                        help="replicas of the stream and buckets (3 in a cluster)")
+    ensure.add_argument(
+        "--replicas",
+        type=int,
+        choices=(1, 3, 5),
+        default=None,
+        help="replicas of the stream and buckets (3 in a cluster)",
+    )
     ensure.add_argument("--definitions", help="folder with apollo.json, consumers.json, buckets.json")
     ensure.add_argument("--json", action="store_true", help="print what exists as JSON")
     ensure.set_defaults(handler=_cmd_streams_ensure)
@@ -58,14 +63,17 @@ def register(subparsers: Any) -> None:
 
 
 async def _cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    checks = await diagnose(settings, monitor_url=args.monitor_url, timeout=args.timeout,
-                            sandbox=not args.skip_sandbox)
+    checks = await diagnose(settings, monitor_url=args.monitor_url, timeout=args.timeout, sandbox=not args.skip_sandbox)
     print(json.dumps([asdict(c) for c in checks], indent=2) if args.json else render(checks))
     return exit_code(checks)
 
 
 async def diagnose(
-    settings: Settings, *, monitor_url: str | None = None, timeout: float = 3.0, sandbox: bool = True
+    settings: Settings,
+    *,
+    monitor_url: str | None = None,
+    timeout: float = 3.0,  # noqa: ASYNC109 - a per-request network timeout
+    sandbox: bool = True,  # noqa: ASYNC109 - a per-request network timeout
 ) -> list[Check]:
     """Every check, in the order a person would fix things."""
     checks = await check_nats(settings, monitor_url=monitor_url, timeout=timeout)
@@ -82,8 +90,10 @@ def exit_code(checks: list[Check]) -> int:
 
 def render(checks: list[Check]) -> str:
     marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
-    lines = [f"[{marks[c.status]}] {c.area}: {c.name}: {c.detail}" + (f"\n       fix: {c.fix}" if c.fix else "")
-             for c in checks]
+    lines = [
+        f"[{marks[c.status]}] {c.area}: {c.name}: {c.detail}" + (f"\n       fix: {c.fix}" if c.fix else "")
+        for c in checks
+    ]
     fails = sum(c.status == "fail" for c in checks)
     warns = sum(c.status == "warn" for c in checks)
     verdict = "essential checks failed" if fails else "healthy" if not warns else "usable, with warnings"
@@ -94,7 +104,7 @@ def render(checks: list[Check]) -> str:
 # -- NATS and JetStream ------------------------------------------------------------------
 
 
-async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: float) -> list[Check]:
+async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: float) -> list[Check]:  # noqa: ASYNC109 - a per-request network timeout
     """Server version, JetStream, stream settings (replicas, fsync), consumer lag, buckets."""
     import nats
 
@@ -102,25 +112,46 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
 
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
-        return [Check("nats", "server", "fail", "no NATS URL configured and no `apollo up` running here",
-                      "start `apollo up`, or set APOLLO_NATS_URL / --nats-url to your cluster")]
+        return [
+            Check(
+                "nats",
+                "server",
+                "fail",
+                "no NATS URL configured and no `apollo up` running here",
+                "start `apollo up`, or set APOLLO_NATS_URL / --nats-url to your cluster",
+            )
+        ]
     embedded = settings.nats.url is None
     try:
         nc = await asyncio.wait_for(
-            nats.connect(url.split(","), connect_timeout=timeout, allow_reconnect=False, max_reconnect_attempts=0,
-                         error_cb=_quiet),
+            nats.connect(
+                url.split(","),
+                connect_timeout=timeout,
+                allow_reconnect=False,
+                max_reconnect_attempts=0,
+                error_cb=_quiet,
+            ),
             timeout * 2,
         )
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding
-        return [Check("nats", "server", "fail", f"cannot connect to {url}: {exc or type(exc).__name__}",
-                      "check the URL, that nats-server runs, and firewalls")]
+        return [
+            Check(
+                "nats",
+                "server",
+                "fail",
+                f"cannot connect to {url}: {exc or type(exc).__name__}",
+                "check the URL, that nats-server runs, and firewalls",
+            )
+        ]
     try:
-        return await _server_checks(nc, url, embedded, monitor_url, timeout)
+        return await _server_checks(nc, url, embedded, monitor_url, timeout, settings.nats.fsync_always)
     finally:
         await nc.close()
 
 
-async def _server_checks(nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float) -> list[Check]:
+async def _server_checks(
+    nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
+) -> list[Check]:
     from engine.nats_server import MIN_SERVER_VERSION
 
     info = nc._server_info  # noqa: SLF001 - nats-py has no public accessor for INFO
@@ -131,26 +162,51 @@ async def _server_checks(nc: Any, url: str, embedded: bool, monitor_url: str | N
     checks = [
         Check("nats", "server", "ok", f"connected to {where}")
         if found >= MIN_SERVER_VERSION
-        else Check("nats", "server", "fail", f"nats-server {'.'.join(map(str, found))} is older than {wanted}",
-                   f"upgrade to nats-server >= {wanted} (older ones ignore settings apollo relies on)")
+        else Check(
+            "nats",
+            "server",
+            "fail",
+            f"nats-server {'.'.join(map(str, found))} is older than {wanted}",
+            f"upgrade to nats-server >= {wanted} (older ones ignore settings apollo relies on)",
+        )
     ]
     if not info.get("jetstream"):
-        checks.append(Check("nats", "jetstream", "fail", "JetStream is not enabled on this server",
-                            "enable it (`jetstream {}` block or -js); see deploy/nats/"))
+        checks.append(
+            Check(
+                "nats",
+                "jetstream",
+                "fail",
+                "JetStream is not enabled on this server",
+                "enable it (`jetstream {}` block or -js); see deploy/nats/",
+            )
+        )
         return checks
     js = nc.jetstream(timeout=timeout)
     try:
         account = await js.account_info()
     except Exception as exc:  # noqa: BLE001
-        checks.append(Check("nats", "jetstream", "fail", f"JetStream API does not answer: {exc!r}",
-                            "check the server log; in a cluster a meta leader must be elected"))
+        checks.append(
+            Check(
+                "nats",
+                "jetstream",
+                "fail",
+                f"JetStream API does not answer: {exc!r}",
+                "check the server log; in a cluster a meta leader must be elected",
+            )
+        )
         return checks
     cluster = info.get("cluster")
-    checks.append(Check("nats", "jetstream", "ok",
-                        f"{account.streams} stream(s), {account.storage} bytes stored"
-                        + (f"; cluster {cluster!r}" if cluster else "; single server")))
+    checks.append(
+        Check(
+            "nats",
+            "jetstream",
+            "ok",
+            f"{account.streams} stream(s), {account.storage} bytes stored"
+            + (f"; cluster {cluster!r}" if cluster else "; single server"),
+        )
+    )
     checks += await _stream_checks(js, clustered=bool(cluster))
-    checks.append(await _fsync_check(url, embedded, monitor_url, timeout))
+    checks.append(await _fsync_check(url, embedded, monitor_url, timeout, fsync_always))
     return checks
 
 
@@ -164,21 +220,42 @@ async def _stream_checks(js: Any, *, clustered: bool) -> list[Check]:
     try:
         stream = await js.stream_info(name)
     except nats.js.errors.NotFoundError:
-        return [Check("streams", name, "fail", "the stream does not exist",
-                      "run `apollo streams ensure` (add `--replicas 3` in a cluster)")]
+        return [
+            Check(
+                "streams",
+                name,
+                "fail",
+                "the stream does not exist",
+                "run `apollo streams ensure` (add `--replicas 3` in a cluster)",
+            )
+        ]
     replicas = stream.config.num_replicas or 1
     detail = f"{stream.state.messages} events, {replicas} replica(s)"
     checks = []
     if clustered and replicas < CLUSTER_REPLICAS:
-        checks.append(Check("streams", name, "warn", f"{detail} in a cluster: losing one node can lose events",
-                            f"apollo streams ensure --replicas {CLUSTER_REPLICAS}"))
+        checks.append(
+            Check(
+                "streams",
+                name,
+                "warn",
+                f"{detail} in a cluster: losing one node can lose events",
+                f"apollo streams ensure --replicas {CLUSTER_REPLICAS}",
+            )
+        )
     else:
         checks.append(Check("streams", name, "ok", detail))
     peers = getattr(stream.cluster, "replicas", None) or []
     lagging = [p.name for p in peers if not p.current or p.offline]
     if lagging:
-        checks.append(Check("streams", f"{name} replicas", "warn", f"not current: {', '.join(lagging)}",
-                            "check those nodes; the stream keeps working while a majority is current"))
+        checks.append(
+            Check(
+                "streams",
+                f"{name} replicas",
+                "warn",
+                f"not current: {', '.join(lagging)}",
+                "check those nodes; the stream keeps working while a majority is current",
+            )
+        )
     checks.append(await _consumer_check(js, name))
     for bucket in definitions.buckets.get("key_value", []):
         checks.append(await _bucket_check(js, f"KV_{bucket['bucket']}", replicas))
@@ -193,13 +270,25 @@ async def _consumer_check(js: Any, stream: str) -> Check:
     try:
         info = await js.consumer_info(stream, WORK_CONSUMER)
     except nats.js.errors.NotFoundError:
-        return Check("streams", WORK_CONSUMER, "fail", "the work consumer does not exist",
-                     "run `apollo streams ensure` (or start a worker, which applies the definitions)")
-    detail = (f"lag {info.num_pending} undelivered, {info.num_ack_pending} in flight, "
-              f"{info.num_redelivered} redelivered, {info.num_waiting} waiting pull(s)")
+        return Check(
+            "streams",
+            WORK_CONSUMER,
+            "fail",
+            "the work consumer does not exist",
+            "run `apollo streams ensure` (or start a worker, which applies the definitions)",
+        )
+    detail = (
+        f"lag {info.num_pending} undelivered, {info.num_ack_pending} in flight, "
+        f"{info.num_redelivered} redelivered, {info.num_waiting} waiting pull(s)"
+    )
     if info.num_waiting == 0 and info.num_pending > 0:
-        return Check("streams", WORK_CONSUMER, "warn", f"{detail}; no worker is pulling",
-                     "start workers: `apollo up` or `apollo worker` pointed at this NATS")
+        return Check(
+            "streams",
+            WORK_CONSUMER,
+            "warn",
+            f"{detail}; no worker is pulling",
+            "start workers: `apollo up` or `apollo worker` pointed at this NATS",
+        )
     return Check("streams", WORK_CONSUMER, "ok", detail)
 
 
@@ -212,26 +301,53 @@ async def _bucket_check(js: Any, stream: str, replicas: int) -> Check:
         return Check("streams", stream, "fail", "bucket missing", "run `apollo streams ensure`")
     have = info.config.num_replicas or 1
     if have < replicas:
-        return Check("streams", stream, "warn", f"{have} replica(s), fewer than the stream's {replicas}",
-                     f"apollo streams ensure --replicas {replicas}")
+        return Check(
+            "streams",
+            stream,
+            "warn",
+            f"{have} replica(s), fewer than the stream's {replicas}",
+            f"apollo streams ensure --replicas {replicas}",
+        )
     return Check("streams", stream, "ok", f"{have} replica(s)")
 
 
-async def _fsync_check(url: str, embedded: bool, monitor_url: str | None, timeout: float) -> Check:
+async def _fsync_check(
+    url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
+) -> Check:
     """fsync before ack (``sync_interval: always``), read from the server's /varz."""
     target = monitor_url or _default_monitor(url)
     try:
         varz = await asyncio.to_thread(_get_json, f"{target.rstrip('/')}/varz", timeout)
     except Exception as exc:  # noqa: BLE001 - monitoring is optional
         if embedded and not monitor_url:
-            return Check("nats", "fsync", "ok", "embedded server: apollo starts it with sync_interval: always")
-        return Check("nats", "fsync", "warn", f"cannot read {target}/varz ({exc.__class__.__name__}); fsync unknown",
-                     "enable monitoring (`http: 8222`) or pass --monitor-url; see deploy/nats/")
+            if fsync_always:
+                return Check("nats", "fsync", "ok", "embedded server started with sync_interval: always")
+            return Check(
+                "nats",
+                "fsync",
+                "warn",
+                "embedded server without fsync before ack: a power loss can lose recent acked events",
+                "set nats.fsync_always: true, or run the cluster in deploy/ for production",
+            )
+        return Check(
+            "nats",
+            "fsync",
+            "warn",
+            f"cannot read {target}/varz ({exc.__class__.__name__}); fsync unknown",
+            "enable monitoring (`http: 8222`) or pass --monitor-url; see deploy/nats/",
+        )
     config = (varz.get("jetstream") or {}).get("config") or {}
     if config.get("sync_always"):
-        return Check("nats", "fsync", "ok", f"{varz.get('server_name', 'server')}: sync_interval always (fsync before ack)")
-    return Check("nats", "fsync", "warn", "writes are not fsynced before acknowledgement; a power loss can lose acked events",
-                 "set `sync_interval: always` in the jetstream block of every node (deploy/nats/)")
+        return Check(
+            "nats", "fsync", "ok", f"{varz.get('server_name', 'server')}: sync_interval always (fsync before ack)"
+        )
+    return Check(
+        "nats",
+        "fsync",
+        "warn",
+        "writes are not fsynced before acknowledgement; a power loss can lose acked events",
+        "set `sync_interval: always` in the jetstream block of every node (deploy/nats/)",
+    )
 
 
 async def _quiet(exc: Exception) -> None:
@@ -272,8 +388,15 @@ def sandbox_checks(rows: list[tuple[str, bool, str]]) -> list[Check]:
     active = {name for name, ok, _ in rows if ok}
     if not active:
         detail = "; ".join(f"{name}: {text}" for name, _, text in rows) or "no report"
-        return [Check("sandbox", "python_code", "fail", f"the sandbox cannot start: {detail}",
-                      "run `apollo sandbox protections`; needs Linux with user namespaces or root")]
+        return [
+            Check(
+                "sandbox",
+                "python_code",
+                "fail",
+                f"the sandbox cannot start: {detail}",
+                "run `apollo sandbox protections`; needs Linux with user namespaces or root",
+            )
+        ]
     checks = []
     for name, ok, detail in rows:
         if ok:
@@ -283,9 +406,16 @@ def sandbox_checks(rows: list[tuple[str, bool, str]]) -> list[Check]:
             (name == "network_namespace" and "landlock" not in active)
             or (name == "filesystem_view" and "landlock" not in active)
         )
-        checks.append(Check("sandbox", name, "fail" if essential else "warn", detail,
-                            "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) "
-                            "or run the worker with the capabilities in deploy/k8s/workers.yaml"))
+        checks.append(
+            Check(
+                "sandbox",
+                name,
+                "fail" if essential else "warn",
+                detail,
+                "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) "
+                "or run the worker with the capabilities in deploy/k8s/workers.yaml",
+            )
+        )
     return checks
 
 
@@ -299,16 +429,25 @@ def check_tools(settings: Settings) -> list[Check]:
         return [Check("tools", "registry", "fail", f"tools cannot be built: {exc!r}", "see the worker log")]
     episode = settings.episode
     enabled = {"python_code": episode.enable_python_code, "local_rag": episode.enable_local_rag}
-    checks = [Check("tools", name, "ok", "registered, " + ("enabled" if enabled.get(name, True) else "disabled"))
-              for name in sorted(tools)]
+    checks = [
+        Check("tools", name, "ok", "registered, " + ("enabled" if enabled.get(name, True) else "disabled"))
+        for name in sorted(tools)
+    ]
     rag_dir = default_data_dir(settings) / "rag"
     if episode.enable_local_rag and not any(rag_dir.glob("*")):
-        checks.append(Check("tools", "local_rag index", "fail", f"local_rag is enabled but {rag_dir} is empty",
-                            "build the index: `apollo rag build` (see docs)"))
+        checks.append(
+            Check(
+                "tools",
+                "local_rag index",
+                "fail",
+                f"local_rag is enabled but {rag_dir} is empty",
+                "build the index: `apollo rag build` (see docs)",
+            )
+        )
     return checks
 
 
-async def check_models(settings: Settings, *, timeout: float) -> list[Check]:
+async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  # noqa: ASYNC109 - a per-request network timeout
     """GET /v1/models on each configured endpoint; scripted models are reported as such."""
     roles = dict(settings.models) or {"policy": settings.model_for("policy")}
     checks: list[Check] = []
@@ -325,27 +464,51 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:
         try:
             served = await probes[spec.base_url]
         except Exception as exc:  # noqa: BLE001 - unreachable endpoint is the finding
-            checks.append(Check("models", role, "fail", f"{spec.base_url}: {exc.__class__.__name__}: {exc}",
-                                "start the server (deploy/vllm/serve.sh) or fix base_url / APOLLO_MODEL_URL"))
+            checks.append(
+                Check(
+                    "models",
+                    role,
+                    "fail",
+                    f"{spec.base_url}: {exc.__class__.__name__}: {exc}",
+                    "start the server (deploy/vllm/serve.sh) or fix base_url / APOLLO_MODEL_URL",
+                )
+            )
             continue
         if spec.model in served or (spec.model == "default" and served):
             checks.append(Check("models", role, "ok", f"{spec.model} served at {spec.base_url}"))
         else:
-            checks.append(Check("models", role, "fail", f"{spec.base_url} serves {served or 'nothing'}, not {spec.model!r}",
-                                "set the model name to one the server lists (vLLM: --served-model-name)"))
+            checks.append(
+                Check(
+                    "models",
+                    role,
+                    "fail",
+                    f"{spec.base_url} serves {served or 'nothing'}, not {spec.model!r}",
+                    "set the model name to one the server lists (vLLM: --served-model-name)",
+                )
+            )
     return checks
 
 
 def _scripted_check(role: str, model: str) -> Check:
     path = Path(model.removeprefix("scripted:"))
     if not path.is_file():
-        return Check("models", role, "fail", f"scripted model file {path} not found",
-                     "fix the path, or point the role at a real server")
-    return Check("models", role, "warn", f"scripted model: canned replies from {path}, not a real model",
-                 "fine for demos and tests; set APOLLO_MODEL_URL / APOLLO_MODEL for real work")
+        return Check(
+            "models",
+            role,
+            "fail",
+            f"scripted model file {path} not found",
+            "fix the path, or point the role at a real server",
+        )
+    return Check(
+        "models",
+        role,
+        "warn",
+        f"scripted model: canned replies from {path}, not a real model",
+        "fine for demos and tests; set APOLLO_MODEL_URL / APOLLO_MODEL for real work",
+    )
 
 
-async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:
+async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:  # noqa: ASYNC109 - a per-request network timeout
     """Model ids an OpenAI-compatible server lists (stdlib HTTP: no extra dependency)."""
     from urllib.request import Request
 
@@ -362,8 +525,9 @@ async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]
 
 
 async def _cmd_streams_ensure(args: argparse.Namespace, settings: Settings) -> int:
-    summary = await ensure_streams(settings, replicas=args.replicas,
-                                   definitions=Path(args.definitions) if args.definitions else None)
+    summary = await ensure_streams(
+        settings, replicas=args.replicas, definitions=Path(args.definitions) if args.definitions else None
+    )
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -371,7 +535,9 @@ async def _cmd_streams_ensure(args: argparse.Namespace, settings: Settings) -> i
     return 0
 
 
-async def ensure_streams(settings: Settings, *, replicas: int | None, definitions: Path | None = None) -> dict[str, Any]:
+async def ensure_streams(
+    settings: Settings, *, replicas: int | None, definitions: Path | None = None
+) -> dict[str, Any]:
     """Apply the definitions (create or update), then describe what exists."""
     from engine.bootstrap import running_engine_url
     from engine.errors import ConnectError
@@ -396,11 +562,16 @@ async def describe(js: Any, stream: str, consumers: list[str]) -> dict[str, Any]
     out: dict[str, Any] = {"stream": _stream_summary(info), "consumers": [], "buckets": []}
     for name in consumers:
         consumer = await js.consumer_info(stream, name)
-        out["consumers"].append({
-            "name": name, "filter": consumer.config.filter_subject, "ack_wait_s": consumer.config.ack_wait,
-            "max_ack_pending": consumer.config.max_ack_pending, "pending": consumer.num_pending,
-            "ack_pending": consumer.num_ack_pending,
-        })
+        out["consumers"].append(
+            {
+                "name": name,
+                "filter": consumer.config.filter_subject,
+                "ack_wait_s": consumer.config.ack_wait,
+                "max_ack_pending": consumer.config.max_ack_pending,
+                "pending": consumer.num_pending,
+                "ack_pending": consumer.num_ack_pending,
+            }
+        )
     for name in await js.streams_info():
         if name.config.name.startswith(("KV_", "OBJ_")):
             out["buckets"].append(_stream_summary(name))
@@ -422,10 +593,14 @@ def _stream_summary(info: Any) -> dict[str, Any]:
 
 def render_streams(summary: dict[str, Any]) -> str:
     stream = summary["stream"]
-    lines = [f"stream {stream['name']} {stream['subjects']}: {stream['messages']} events, "
-             f"{stream['replicas']} replica(s)" + (f", leader {stream['leader']}" if stream["leader"] else "")]
-    lines += [f"  consumer {c['name']} filter={c['filter']} ack_wait={c['ack_wait_s']}s "
-              f"pending={c['pending']} in_flight={c['ack_pending']}" for c in summary["consumers"]]
+    lines = [
+        f"stream {stream['name']} {stream['subjects']}: {stream['messages']} events, "
+        f"{stream['replicas']} replica(s)" + (f", leader {stream['leader']}" if stream["leader"] else "")
+    ]
+    lines += [
+        f"  consumer {c['name']} filter={c['filter']} ack_wait={c['ack_wait_s']}s "
+        f"pending={c['pending']} in_flight={c['ack_pending']}"
+        for c in summary["consumers"]
+    ]
     lines += [f"  bucket {b['name']}: {b['messages']} entries, {b['replicas']} replica(s)" for b in summary["buckets"]]
     return "\n".join(lines)
-

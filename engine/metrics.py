@@ -99,8 +99,12 @@ class Metrics:
         """Lag of the shared work consumer, as last seen by this worker."""
         with self._lock:
             self.consumer_name = name
-            self.consumer = {"pending": pending, "ack_pending": ack_pending,
-                             "redelivered": redelivered, "waiting": waiting}
+            self.consumer = {
+                "pending": pending,
+                "ack_pending": ack_pending,
+                "redelivered": redelivered,
+                "waiting": waiting,
+            }
 
     # -- exposition ------------------------------------------------------------------
 
@@ -111,8 +115,10 @@ class Metrics:
 
     def _lines(self) -> list[str]:
         worker = {"worker": self.worker}
-        out = [*_head("apollo_worker_info", "gauge", "This worker process (constant 1)."),
-               f"apollo_worker_info{_labels(worker)} 1"]
+        out = [
+            *_head("apollo_worker_info", "gauge", "This worker process (constant 1)."),
+            f"apollo_worker_info{_labels(worker)} 1",
+        ]
         out += _head("apollo_events_total", "counter", "Events handled and acknowledged, by tag.")
         out += [f"apollo_events_total{_labels({**worker, 'tag': t})} {n}" for t, n in sorted(self.events.items())]
         out += _head("apollo_handler_seconds", "histogram", "Time spent in one handler call.")
@@ -123,15 +129,21 @@ class Metrics:
         out += _head("apollo_tool_call_seconds", "histogram", "Tool call latency (run_tool effector).")
         out += self.tool_calls.samples("apollo_tool_call_seconds", worker)
         out += _head("apollo_redeliveries_total", "counter", "Deliveries that were not the first, by tag.")
-        out += [f"apollo_redeliveries_total{_labels({**worker, 'tag': t})} {n}"
-                for t, n in sorted(self.redeliveries.items())]
+        out += [
+            f"apollo_redeliveries_total{_labels({**worker, 'tag': t})} {n}"
+            for t, n in sorted(self.redeliveries.items())
+        ]
         out += _head("apollo_handler_failures_total", "counter", "Handler errors (gave_up: terminated).")
-        out += [f"apollo_handler_failures_total{_labels({**worker, 'tag': t, 'handler': h, 'gave_up': str(g).lower()})} {n}"
-                for (t, h, g), n in sorted(self.failures.items())]
-        gauges = (("pending", "Messages not yet delivered by the work consumer (lag)."),
-                  ("ack_pending", "Messages delivered and not yet acknowledged."),
-                  ("redelivered", "Messages delivered more than once and still unacknowledged."),
-                  ("waiting", "Pull requests waiting (idle worker capacity)."))
+        out += [
+            f"apollo_handler_failures_total{_labels({**worker, 'tag': t, 'handler': h, 'gave_up': str(g).lower()})} {n}"
+            for (t, h, g), n in sorted(self.failures.items())
+        ]
+        gauges = (
+            ("pending", "Messages not yet delivered by the work consumer (lag)."),
+            ("ack_pending", "Messages delivered and not yet acknowledged."),
+            ("redelivered", "Messages delivered more than once and still unacknowledged."),
+            ("waiting", "Pull requests waiting (idle worker capacity)."),
+        )
         for key, help_text in gauges:
             name = f"apollo_consumer_{key}"
             out += _head(name, "gauge", help_text)

@@ -60,7 +60,13 @@ class Worker:
 
 
 def spawn_worker(
-    url: str, folder: Path, name: str, *, model_url: str, concurrency: int = 8, config: Path | None = None,
+    url: str,
+    folder: Path,
+    name: str,
+    *,
+    model_url: str,
+    concurrency: int = 8,
+    config: Path | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> Worker:
     """Start ``python -m engine worker`` against ``url`` with the fake model at ``model_url``."""
@@ -84,7 +90,7 @@ def spawn_worker(
     return Worker(name, process, output)
 
 
-async def wait_pulling(js: Any, workers: int, *, stream: str = "APOLLO", timeout: float = 60.0) -> None:
+async def wait_pulling(js: Any, workers: int, *, stream: str = "APOLLO", timeout: float = 60.0) -> None:  # noqa: ASYNC109 - a per-request network timeout
     """Until the work consumer has pull requests from at least ``workers`` clients."""
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
@@ -108,7 +114,7 @@ async def submit(log: Any, run_ids: list[str], question: str = "What is 2 + 2?")
         await log.append(submission(run_id, question, ground_truth="4"))
 
 
-async def wait_finished(log: Any, run_ids: list[str], *, timeout: float = 90.0) -> None:
+async def wait_finished(log: Any, run_ids: list[str], *, timeout: float = 90.0) -> None:  # noqa: ASYNC109 - a per-request network timeout
     deadline = asyncio.get_running_loop().time() + timeout
     pending = set(run_ids)
     while pending and asyncio.get_running_loop().time() < deadline:

@@ -15,8 +15,15 @@ from engine.metrics import Metrics, MetricsServer
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats_server import NatsServerProcess, free_port
 
-PROTECTIONS = ["pid_namespace", "network_namespace", "filesystem_view", "landlock", "no_new_privs",
-               "empty_environment", "rlimits"]
+PROTECTIONS = [
+    "pid_namespace",
+    "network_namespace",
+    "filesystem_view",
+    "landlock",
+    "no_new_privs",
+    "empty_environment",
+    "rlimits",
+]
 
 
 def _settings(tmp_path: Path, **raw: object):
@@ -45,8 +52,9 @@ async def test_unreachable_nats_is_reported(tmp_path: Path) -> None:
 @pytest.mark.nats
 async def test_missing_stream_says_to_run_streams_ensure(nats_server, tmp_path: Path) -> None:
     """A bare server with JetStream: server ok, stream missing with the command to fix it."""
-    checks = _by_name(await check_nats(_settings(tmp_path, nats={"url": nats_server.url}), monitor_url=None,
-                                       timeout=2.0))
+    checks = _by_name(
+        await check_nats(_settings(tmp_path, nats={"url": nats_server.url}), monitor_url=None, timeout=2.0)
+    )
     assert checks["server"].status == "ok"
     assert checks["jetstream"].status == "ok"
     assert checks["APOLLO"].status == "fail" and "apollo streams ensure" in checks["APOLLO"].fix
@@ -60,8 +68,15 @@ def test_streams_ensure_creates_everything_and_doctor_agrees(nats_server, tmp_pa
     assert summary["stream"]["name"] == "APOLLO" and summary["stream"]["replicas"] == 1
     assert [c["name"] for c in summary["consumers"]] == ["apollo-workers"]
     assert {b["name"] for b in summary["buckets"]} >= {"KV_apollo-handled", "OBJ_apollo-payloads"}
-    checks = _by_name(asyncio.run(check_nats(_settings(tmp_path, nats={"url": nats_server.url}),
-                                             monitor_url=f"http://127.0.0.1:{free_port()}", timeout=1.0)))
+    checks = _by_name(
+        asyncio.run(
+            check_nats(
+                _settings(tmp_path, nats={"url": nats_server.url}),
+                monitor_url=f"http://127.0.0.1:{free_port()}",
+                timeout=1.0,
+            )
+        )
+    )
     for name in ("APOLLO", "apollo-workers", "KV_apollo-handled", "KV_apollo-checkpoints", "OBJ_apollo-payloads"):
         assert checks[name].status == "ok", checks[name]
     assert checks["fsync"].status == "warn"  # monitoring not reachable: cannot tell
@@ -71,9 +86,12 @@ def test_streams_ensure_creates_everything_and_doctor_agrees(nats_server, tmp_pa
 async def test_fsync_is_read_from_the_monitoring_endpoint(tmp_path: Path) -> None:
     """/varz of a server with sync_interval always reports fsync before ack."""
     port = free_port()
-    with NatsServerProcess(store_dir=tmp_path / "s", extra_args=["-m", str(port)]) as server:
-        checks = _by_name(await check_nats(_settings(tmp_path, nats={"url": server.url}),
-                                           monitor_url=f"http://127.0.0.1:{port}", timeout=2.0))
+    with NatsServerProcess(store_dir=tmp_path / "s", fsync_always=True, extra_args=["-m", str(port)]) as server:
+        checks = _by_name(
+            await check_nats(
+                _settings(tmp_path, nats={"url": server.url}), monitor_url=f"http://127.0.0.1:{port}", timeout=2.0
+            )
+        )
     assert checks["fsync"].status == "ok"
 
 
@@ -112,10 +130,13 @@ async def test_unreachable_or_non_openai_model_endpoints_fail(tmp_path: Path) ->
     """Nobody listening, or a server that is not OpenAI-compatible: both fail."""
     server = MetricsServer(Metrics(), host="127.0.0.1", port=0).start()
     try:
-        settings = _settings(tmp_path, models={
-            "policy": {"model": "m", "base_url": f"http://127.0.0.1:{free_port()}/v1"},
-            "verifier": {"model": "m", "base_url": f"http://127.0.0.1:{server.port}/v1"},
-        })
+        settings = _settings(
+            tmp_path,
+            models={
+                "policy": {"model": "m", "base_url": f"http://127.0.0.1:{free_port()}/v1"},
+                "verifier": {"model": "m", "base_url": f"http://127.0.0.1:{server.port}/v1"},
+            },
+        )
         checks = await check_models(settings, timeout=2.0)
     finally:
         server.stop()
@@ -126,8 +147,9 @@ async def test_scripted_models_are_labelled_and_missing_scripts_fail(tmp_path: P
     """scripted: is a warning (not a real model); a scripted file that does not exist fails."""
     script = tmp_path / "s.json"
     script.write_text('{"rules": []}')
-    settings = _settings(tmp_path, models={"policy": {"model": f"scripted:{script}"},
-                                           "verifier": {"model": "scripted:/nope.json"}})
+    settings = _settings(
+        tmp_path, models={"policy": {"model": f"scripted:{script}"}, "verifier": {"model": "scripted:/nope.json"}}
+    )
     checks = _by_name(await check_models(settings, timeout=1.0))
     assert checks["policy"].status == "warn" and "scripted" in checks["policy"].detail
     assert checks["verifier"].status == "fail"
@@ -168,3 +190,16 @@ async def test_diagnose_without_sandbox_probe_covers_tools_and_models(tmp_path: 
     areas = {c.area for c in checks}
     assert {"nats", "tools", "models"} <= areas
     assert {c.name for c in checks if c.area == "tools"} >= {"python_code", "local_rag"}
+
+
+@pytest.mark.nats
+async def test_a_server_without_fsync_before_ack_is_a_warning(tmp_path: Path) -> None:
+    """/varz without sync_always: warn and name the setting to add."""
+    port = free_port()
+    with NatsServerProcess(store_dir=tmp_path / "s", extra_args=["-m", str(port)]) as server:
+        checks = _by_name(
+            await check_nats(
+                _settings(tmp_path, nats={"url": server.url}), monitor_url=f"http://127.0.0.1:{port}", timeout=2.0
+            )
+        )
+    assert checks["fsync"].status == "warn" and "sync_interval: always" in checks["fsync"].fix

@@ -18,8 +18,9 @@ K8S_FILES = sorted((DEPLOY / "k8s").glob("*.yaml"))
 @pytest.mark.parametrize("config", NATS_CONFIGS, ids=lambda p: p.name)
 def test_nats_config_is_accepted_by_nats_server(config: Path) -> None:
     """`nats-server -t -c` validates every shipped config."""
-    result = subprocess.run([str(find_server_binary()), "-t", "-c", str(config)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(find_server_binary()), "-t", "-c", str(config)], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -34,8 +35,12 @@ def test_cluster_nodes_have_unique_names_and_route_to_each_other() -> None:
     nodes = [p for p in NATS_CONFIGS if p.name.startswith("cluster-")]
     assert len(nodes) == 3
     texts = [p.read_text() for p in nodes]
-    names = {line.split(":")[1].split("#")[0].strip() for t in texts for line in t.splitlines()
-             if line.startswith("server_name")}
+    names = {
+        line.split(":")[1].split("#")[0].strip()
+        for t in texts
+        for line in t.splitlines()
+        if line.startswith("server_name")
+    }
     assert len(names) == 3
     for text in texts:
         assert all(f"nats-route://nats-{i}:6222" in text for i in (1, 2, 3))
@@ -129,27 +134,38 @@ def test_vllm_scripts_are_valid_bash(script: Path) -> None:
 
 def test_vllm_serve_enables_reasoning_parser_and_token_ids() -> None:
     """One replica per GPU (data parallel), the reasoning parser and token ids are on."""
-    out = subprocess.run([str(DEPLOY / "vllm" / "serve.sh"), "some/model", "--gpus", "0,1,2,3", "--dry-run"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(DEPLOY / "vllm" / "serve.sh"), "some/model", "--gpus", "0,1,2,3", "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "CUDA_VISIBLE_DEVICES=0,1,2,3" in out
     assert "--data-parallel-size 4" in out
     assert "--reasoning-parser" in out
     assert "--return-tokens-as-token-ids" in out
 
 
-@pytest.mark.parametrize("args", [["m", "--gpus", "zero"], ["m", "--port", "http"], ["m", "--gpus", "0,1,2", "--tp", "2"],
-                                  ["m", "--bogus"], []])
+@pytest.mark.parametrize(
+    "args",
+    [["m", "--gpus", "zero"], ["m", "--port", "http"], ["m", "--gpus", "0,1,2", "--tp", "2"], ["m", "--bogus"], []],
+)
 def test_vllm_serve_rejects_bad_arguments(args: list[str]) -> None:
     """Garbage options exit 2 with a message instead of starting a server."""
-    result = subprocess.run([str(DEPLOY / "vllm" / "serve.sh"), *args, "--dry-run"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(DEPLOY / "vllm" / "serve.sh"), *args, "--dry-run"], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 2
 
 
 def test_serve_many_prints_a_models_section_for_each_server() -> None:
     """The multi-model table becomes one server per line and an apollo models section."""
-    out = subprocess.run([str(DEPLOY / "vllm" / "serve-many.sh"), str(DEPLOY / "vllm" / "models.example.tsv"),
-                          "--dry-run"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(DEPLOY / "vllm" / "serve-many.sh"), str(DEPLOY / "vllm" / "models.example.tsv"), "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert 'policy: {model: policy, base_url: "http://127.0.0.1:8000/v1"}' in out
     assert "--port 8001" in out and "CUDA_VISIBLE_DEVICES=2,3" in out
 
@@ -158,6 +174,7 @@ def test_serve_many_rejects_a_duplicate_port(tmp_path: Path) -> None:
     """Two models on one port is refused."""
     table = tmp_path / "t.tsv"
     table.write_text("a m1 8000 0\nb m2 8000 1\n")
-    result = subprocess.run([str(DEPLOY / "vllm" / "serve-many.sh"), str(table), "--dry-run"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(DEPLOY / "vllm" / "serve-many.sh"), str(table), "--dry-run"], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 2

@@ -83,8 +83,9 @@ async def test_dispatcher_reports_failures_and_redeliveries() -> None:
     log = InMemoryEventLog()
     await log.append(submitted("r-f"))
     metrics = Metrics(worker="w")
-    dispatcher = Dispatcher(log, [Route(ProblemSubmitted, broken, "decide", "broken")], Services(),
-                            fast(max_deliveries=2), observer=metrics)
+    dispatcher = Dispatcher(
+        log, [Route(ProblemSubmitted, broken, "decide", "broken")], Services(), fast(max_deliveries=2), observer=metrics
+    )
 
     async def gave_up() -> bool:
         return any(key[2] for key in metrics.failures)

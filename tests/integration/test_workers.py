@@ -46,8 +46,9 @@ async def event_log(nats_server) -> AsyncIterator[JetStreamEventLog]:
 async def test_three_worker_processes_share_the_work_without_duplicates(nats_server, event_log, tmp_path: Path) -> None:
     """Every worker handles some events; every event, run start and model reply is recorded once."""
     async with FakeOpenAIServer(lambda messages: ANSWER, latency_ms=100) as fake:
-        workers = [spawn_worker(nats_server.url, tmp_path, f"w{i}", model_url=fake.base_url, concurrency=4)
-                   for i in range(3)]
+        workers = [
+            spawn_worker(nats_server.url, tmp_path, f"w{i}", model_url=fake.base_url, concurrency=4) for i in range(3)
+        ]
         try:
             await wait_pulling(event_log.js, 3)
             run_ids = [f"spread-{i}" for i in range(12)]
@@ -62,8 +63,9 @@ async def test_three_worker_processes_share_the_work_without_duplicates(nats_ser
         assert fake.requests_total == len(run_ids)
 
 
-async def _restart_after_kill(nats_server: Any, event_log: JetStreamEventLog, tmp_path: Path, fake: FakeOpenAIServer,
-                              started: Any) -> None:
+async def _restart_after_kill(
+    nats_server: Any, event_log: JetStreamEventLog, tmp_path: Path, fake: FakeOpenAIServer, started: Any
+) -> None:
     """Kill the only worker once ``started()`` is true, start another, and finish the run."""
     first = spawn_worker(nats_server.url, tmp_path, "first", model_url=fake.base_url)
     try:
