@@ -44,10 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start the engine's workers (and an embedded nats-server) in the foreground")
     up.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default 1)")
     up.add_argument("--concurrency", type=_positive_int, default=None, help="events in flight per worker")
+    up.add_argument("--metrics-port", type=_positive_int, default=None,
+                    help="serve Prometheus metrics on this port (children use the next ones)")
     up.set_defaults(handler=_cmd_up)
 
     worker = sub.add_parser("worker", help=argparse.SUPPRESS)
     worker.add_argument("--concurrency", type=_positive_int, default=None)
+    worker.add_argument("--metrics-port", type=_positive_int, default=None)
     worker.set_defaults(handler=_cmd_worker)
 
     submit = sub.add_parser("submit", help="submit one problem to a running engine; prints the run id")
@@ -187,13 +190,14 @@ def _fill_from_dataset(args: argparse.Namespace) -> None:
 async def _cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from engine.supervisor import serve
 
-    return await serve(settings, workers=args.workers or settings.worker.workers, concurrency=args.concurrency)
+    return await serve(settings, workers=args.workers or settings.worker.workers, concurrency=args.concurrency,
+                       metrics_port=args.metrics_port)
 
 
 async def _cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     from engine.supervisor import serve_worker
 
-    return await serve_worker(settings, concurrency=args.concurrency)
+    return await serve_worker(settings, concurrency=args.concurrency, metrics_port=args.metrics_port)
 
 
 def problem_fields(args: argparse.Namespace) -> dict[str, Any]:

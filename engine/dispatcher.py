@@ -20,7 +20,7 @@ from typing import Protocol
 
 import structlog
 
-from engine.errors import RunMovedOn
+from engine.errors import EngineError, RunMovedOn
 from engine.eventlog.port import Delivery, EventLog
 from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
@@ -230,7 +230,9 @@ class Dispatcher:
         await delivery.ack()
 
     async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
-        gave_up = delivery.deliveries >= self.settings.max_deliveries
+        # Broker trouble (a leader election, a restart) is retried for as long as it lasts:
+        # only failures of the handler itself count towards giving up.
+        gave_up = delivery.deliveries >= self.settings.max_deliveries and not _infrastructure(exc)
         if self.observer is not None:
             handler = structlog.contextvars.get_contextvars().get("handler", "?")
             self.observer.failed(tag_of(type(event)), handler, gave_up)
@@ -261,9 +263,13 @@ class Dispatcher:
             correlation_id=event.correlation_id,
             reason=f"handler failed on {tag_of(type(event))}: {detail[:300]}",
         )
-        with contextlib.suppress(Exception):
+        try:
             await self.log.append(failure)
             await self.log.append(run_failed)
+        except Exception as append_error:  # noqa: BLE001 - keep the event until the failure is recorded
+            log.warning("failure_not_recorded", error=repr(append_error))
+            await delivery.nak(self._backoff(delivery.deliveries))
+            return
         await delivery.term()
 
     def _backoff(self, deliveries: int) -> float:
@@ -277,6 +283,13 @@ def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
 
 EFFECT_LABELS = ("result",)
 """Effectors label their single output ``result`` so the dispatcher can recognise it."""
+
+
+def _infrastructure(exc: BaseException) -> bool:
+    """Errors of the bus or the network rather than of the handler's logic."""
+    import nats.errors
+
+    return isinstance(exc, (EngineError, nats.errors.Error, TimeoutError, ConnectionError, OSError))
 
 
 async def _quietly(work: Awaitable[None]) -> None:

@@ -75,7 +75,7 @@ class JetStreamEventLog:
         """Connect, check the server, and apply stream/consumer/bucket definitions."""
         try:
             nc = await nats.connect(
-                url,
+                [part.strip() for part in url.split(",") if part.strip()],
                 connect_timeout=connect_timeout,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,
@@ -104,7 +104,9 @@ class JetStreamEventLog:
         try:
             config = self.definitions.stream_config(replicas=replicas)
             try:
-                await self.js.stream_info(config.name)
+                existing = await self.js.stream_info(config.name)
+                if replicas is None:  # never shrink a replicated stream (or its buckets) by omission
+                    replicas = config.num_replicas = existing.config.num_replicas
                 await self.js.update_stream(config)
             except nats.js.errors.NotFoundError:
                 await self.js.add_stream(config)
