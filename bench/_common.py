@@ -25,10 +25,10 @@ def summary_ms(samples_s: list[float]) -> dict[str, float]:
 
 
 @contextlib.contextmanager
-def nats_server() -> Iterator[NatsServerProcess]:
+def nats_server(*, fsync_always: bool = False) -> Iterator[NatsServerProcess]:
     """A fresh JetStream server in a temporary store, stopped afterwards."""
     with tempfile.TemporaryDirectory(prefix="apollo-bench-") as tmp:
-        server = NatsServerProcess(store_dir=Path(tmp) / "store").start()
+        server = NatsServerProcess(store_dir=Path(tmp) / "store", fsync_always=fsync_always).start()
         try:
             yield server
         finally:

@@ -98,17 +98,19 @@ def line(name: str, samples: list[float]) -> dict[str, float]:
 async def main(n: int) -> None:
     configure_logging(level="warning")
     body = encode(submitted("body"))
-    with nats_server() as server:
-        log = await JetStreamEventLog.connect(server.url)
-        await raw_publishes(server.url, 200, body)  # warm-up
-        raw = line("raw", await raw_publishes(server.url, n, body))
-        append = line("append", await engine_appends(log, n))
-        handler = line("handler", await handler_round_trips(log, server.url, max(200, n // 4)))
-        await log.close()
-    print()
-    print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
-    print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
-    print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x")
+    for durable in (False, True):
+        label = "fsync before every ack (production durability)" if durable else "default server (OS-buffered writes)"
+        print(f"== {label}")
+        with nats_server(fsync_always=durable) as server:
+            log = await JetStreamEventLog.connect(server.url)
+            await raw_publishes(server.url, 200, body)  # warm-up
+            raw = line("raw", await raw_publishes(server.url, n, body))
+            append = line("append", await engine_appends(log, n))
+            handler = line("handler", await handler_round_trips(log, server.url, max(200, n // 4)))
+            await log.close()
+        print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
+        print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
+        print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x\n")
 
 
 if __name__ == "__main__":
