@@ -236,8 +236,8 @@ class JetStreamEventLog:
                     continue
                 msgs, arrived[:] = list(arrived), []
                 for msg in msgs:
-                    meta = msg.metadata
-                    if meta.sequence.stream > last:
+                    seq, pending = _sequence_and_pending(msg)
+                    if seq > last:
                         finished = True
                         break
                     data = msg.data
@@ -248,8 +248,8 @@ class JetStreamEventLog:
                     except DecodeError:
                         event = None
                     if isinstance(event, Event):
-                        yield Recorded(meta.sequence.stream, msg.subject, event)
-                    if meta.num_pending == 0 or meta.sequence.stream >= last:
+                        yield Recorded(seq, msg.subject, event)
+                    if pending == 0 or seq >= last:
                         finished = True
                         break
         finally:
@@ -454,6 +454,19 @@ def _check_server(nc: Client) -> None:
     if not nc._server_info.get("jetstream"):  # noqa: SLF001 - no public accessor in nats-py
         msg = "the NATS server does not have JetStream enabled (start it with -js)"
         raise ConnectError(msg)
+
+
+def _sequence_and_pending(msg: Msg) -> tuple[int, int]:
+    """Stream sequence and pending count from a JetStream reply subject.
+
+    ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<time>.<pending>`` is split
+    directly (bulk reads do this per event); other layouts go through nats-py's parser.
+    """
+    tokens = (msg.reply or "").split(".")
+    if len(tokens) == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
+        return int(tokens[5]), int(tokens[8])
+    meta = msg.metadata
+    return meta.sequence.stream, meta.num_pending
 
 
 def _stub(data: bytes, digest: str) -> bytes:
