@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from handlers.named import NamedRegistry
+
 DEFAULT_REWARD = "default"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
 
@@ -71,40 +73,25 @@ def shaped_reward(result: RewardInput) -> float:
     return max(floor, result.score - penalty * result.invalid_turns)
 
 
-_builtin: dict[str, RewardSpec] = {
-    DEFAULT_REWARD: RewardSpec(DEFAULT_REWARD, shaped_reward, "grade minus a penalty per invalid turn"),
-}
-_plugins: dict[str, RewardSpec] = {}
+_registry: NamedRegistry[RewardSpec] = NamedRegistry("reward")
+_registry.add_builtin(RewardSpec(DEFAULT_REWARD, shaped_reward, "grade minus a penalty per invalid turn"))
 
 
 def install_plugins(rewards: Iterable[RewardSpec]) -> None:
     """Replace every plugin reward with ``rewards``."""
-    chosen: dict[str, RewardSpec] = {}
-    for spec in rewards:
-        spec.check()
-        if spec.name in _builtin or spec.name in chosen:
-            msg = f"reward {spec.name!r} is already registered"
-            raise ValueError(msg)
-        chosen[spec.name] = spec
-    _plugins.clear()
-    _plugins.update(chosen)
+    _registry.install_plugins(rewards)
 
 
 def get_reward(name: str | None) -> RewardSpec:
-    key = name or DEFAULT_REWARD
-    found = _builtin.get(key) or _plugins.get(key)
-    if found is None:
-        msg = f"unknown reward {key!r} (registered: {', '.join(reward_names())})"
-        raise LookupError(msg)
-    return found
+    return _registry.get(name or DEFAULT_REWARD)
 
 
 def reward_names() -> list[str]:
-    return sorted({*_builtin, *_plugins})
+    return _registry.names()
 
 
 def builtin_rewards() -> list[RewardSpec]:
-    return list(_builtin.values())
+    return _registry.builtins()
 
 
 def compute_reward(settings: dict[str, Any], *, score: float, invalid_turns: int, steps: int,

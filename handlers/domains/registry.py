@@ -6,29 +6,20 @@ from collections.abc import Iterable
 from typing import Any
 
 from handlers.domains.base import Domain
+from handlers.named import NamedRegistry
 
 DEFAULT_DOMAIN = "math"
 
-_builtin: dict[str, Domain] = {}
-_plugins: dict[str, Domain] = {}
+_registry: NamedRegistry[Domain] = NamedRegistry("domain")
 
 
 def register_builtin(domain: Domain) -> None:
-    domain.check()
-    _builtin[domain.name] = domain
+    _registry.add_builtin(domain)
 
 
 def install_plugins(domains: Iterable[Domain]) -> None:
     """Replace every plugin domain with ``domains`` (the engine does this once per load)."""
-    chosen: dict[str, Domain] = {}
-    for domain in domains:
-        domain.check()
-        if domain.name in _builtin or domain.name in chosen:
-            msg = f"domain {domain.name!r} is already registered"
-            raise ValueError(msg)
-        chosen[domain.name] = domain
-    _plugins.clear()
-    _plugins.update(chosen)
+    _registry.install_plugins(domains)
 
 
 def get_domain(name: str | None) -> Domain:
@@ -37,12 +28,7 @@ def get_domain(name: str | None) -> Domain:
     Raises:
         LookupError: no such domain is registered in this process (a plugin not loaded).
     """
-    key = name or DEFAULT_DOMAIN
-    found = _builtin.get(key) or _plugins.get(key)
-    if found is None:
-        msg = f"unknown domain {key!r} (registered: {', '.join(domain_names())})"
-        raise LookupError(msg)
-    return found
+    return _registry.get(name or DEFAULT_DOMAIN)
 
 
 def domain_of(settings: dict[str, Any]) -> Domain:
@@ -51,8 +37,8 @@ def domain_of(settings: dict[str, Any]) -> Domain:
 
 
 def domain_names() -> list[str]:
-    return sorted({*_builtin, *_plugins})
+    return _registry.names()
 
 
 def builtin_domains() -> list[Domain]:
-    return list(_builtin.values())
+    return _registry.builtins()

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.named import NamedRegistry
 from handlers.ports import Grade
 
 GraderFunction = Callable[[str, str, Mapping[str, Any]], "Grade | float | bool | Awaitable[Any]"]
@@ -71,43 +72,29 @@ def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grad
     return grade_choice(answer, ground_truth, metadata)
 
 
-_builtin: dict[str, GraderSpec] = {
-    spec.name: spec
-    for spec in (
-        GraderSpec("math_verify", _pooled("math_verify"), "mathematical equivalence (math-verify)", pooled=True),
-        GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
-        GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
-        GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
-    )
-}
-_plugins: dict[str, GraderSpec] = {}
+_registry: NamedRegistry[GraderSpec] = NamedRegistry("grader")
+for _spec in (
+    GraderSpec("math_verify", _pooled("math_verify"), "mathematical equivalence (math-verify)", pooled=True),
+    GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
+    GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
+    GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
+):
+    _registry.add_builtin(_spec)
 
 
 def install_plugins(graders: Iterable[GraderSpec]) -> None:
     """Replace every plugin grader with ``graders``."""
-    chosen: dict[str, GraderSpec] = {}
-    for spec in graders:
-        spec.check()
-        if spec.name in _builtin or spec.name in chosen:
-            msg = f"grader {spec.name!r} is already registered"
-            raise ValueError(msg)
-        chosen[spec.name] = spec
-    _plugins.clear()
-    _plugins.update(chosen)
+    _registry.install_plugins(graders)
 
 
 def get_grader(name: str) -> GraderSpec:
     """The grader called ``name``; ``LookupError`` names the registered ones."""
-    found = _builtin.get(name) or _plugins.get(name)
-    if found is None:
-        msg = f"unknown grader {name!r} (registered: {', '.join(grader_names())})"
-        raise LookupError(msg)
-    return found
+    return _registry.get(name)
 
 
 def grader_names() -> list[str]:
-    return sorted({*_builtin, *_plugins})
+    return _registry.names()
 
 
 def builtin_graders() -> list[GraderSpec]:
-    return list(_builtin.values())
+    return _registry.builtins()
