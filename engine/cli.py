@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="serve Prometheus metrics on this port (children use the next ones)")
     up.set_defaults(handler=_cmd_up)
 
-    worker = sub.add_parser("worker", help=argparse.SUPPRESS)
+    worker = sub.add_parser("worker", help="one worker process joining a running engine (any host)")
     worker.add_argument("--concurrency", type=_positive_int, default=None)
     worker.add_argument("--metrics-port", type=_positive_int, default=None)
     worker.set_defaults(handler=_cmd_worker)

@@ -18,16 +18,5 @@ MODULES = (
 
 
 def registrars() -> list[Callable[[Any], None]]:
-    """The ``register(subparsers)`` function of every module that is present."""
-    found = []
-    for name in MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        register = getattr(module, "register", None)
-        if register is not None:
-            found.append(register)
-    return found
+    """The ``register(subparsers)`` function of every module above."""
+    return [importlib.import_module(name).register for name in MODULES]

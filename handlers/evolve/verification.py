@@ -216,6 +216,7 @@ def _next(
     event: ModelResponded,
     round_: int,
     index: int,
+    **options: str,
 ) -> ModelCallRequested:
     return verifier_step(
         ctx,
@@ -226,6 +227,7 @@ def _next(
         index,
         step=event.step + 1,
         brief=brief_of(ctx, event.branch, round_),
+        **options,
     )
 
 
@@ -239,17 +241,7 @@ def _retry_or_give_up(
 ) -> Event:
     retries = _retries(state, ctx.history)
     if retries < plan.format_retries:
-        return verifier_step(
-            ctx,
-            plan,
-            state,
-            event.branch,
-            round_,
-            index,
-            step=event.step + 1,
-            brief=brief_of(ctx, event.branch, round_),
-            purpose=RETRY,
-        )
+        return _next(ctx, plan, state, event, round_, index, purpose=RETRY)
     return ctx.new(
         VerifierReported,
         "reported",
