@@ -51,6 +51,12 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     force_answer: bool = True
     """Use the answer-only prompt on the last step."""
     rag_top_k: int = 3
+    rag_rewrite_query: bool = False
+    """Before a local_rag search, have the ``rag_rewriter`` model (default: the policy's
+    endpoint) turn the query into documentation terms; recorded as a model call."""
+    rag_summarize: bool = False
+    """After a local_rag search, have the ``rag_summarizer`` model condense the hits into
+    the observation; recorded as a model call. An empty or failed summary keeps the hits."""
     domain: str = "math"
     """Task domain: prompts, answer extraction and default grader (``math``, ``multiple_choice``, plugins)."""
     tools: list[str] | None = None
@@ -156,7 +162,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
     nats: NatsSettings = NatsSettings()
     models: dict[str, ModelSettings] = {}
-    """Per role: ``policy``, ``summarizer``, ``verifier``, ``aggregator``; missing roles use policy."""
+    """Per role: ``policy``, ``summarizer``, ``verifier``, ``aggregator``, ``rag_rewriter``,
+    ``rag_summarizer``; missing roles use policy."""
     episode: EpisodeSettings = EpisodeSettings()
     evolve: EvolveSettings = EvolveSettings()
     branches: list[BranchSettings] = []

@@ -138,7 +138,10 @@ def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
 def _evolving_section(section: Mapping[str, Any], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in section.items():
-        if key in ("log_requests", "execution_mode", "rag"):
+        if key in ("log_requests", "execution_mode"):
+            continue
+        if key == "rag" and isinstance(value, Mapping):
+            _merge(out, _rag_section(value, f"{where}.{key}"))
             continue
         if key == "evolving_round":
             _merge(out, {"evolve": {"rounds": value}})
@@ -178,6 +181,28 @@ def _role_env(section: Mapping[str, Any], where: str, target: str | None) -> dic
     out: dict[str, Any] = {target: values}
     if memory:
         out["evolve"] = {"step_memory": memory["memory_type"]}
+    return out
+
+
+RAG_CHAT_KEYS = {"chat_base_url": "base_url", "chat_model": "model", "chat_timeout": "timeout"}
+
+
+def _rag_section(section: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The reference's retrieval chat model rewrites every query and summarises every result.
+
+    ``rag_base_url`` named its retrieval service; apollo searches in process, so it is ignored.
+    """
+    chat: dict[str, Any] = {}
+    for key, value in section.items():
+        if key == "rag_base_url":
+            continue
+        if key not in RAG_CHAT_KEYS:
+            msg = f"invalid config: unknown key {where}.{key}"
+            raise ConfigError(msg)
+        chat[RAG_CHAT_KEYS[key]] = value
+    out: dict[str, Any] = {"episode": {"rag_rewrite_query": True, "rag_summarize": True}}
+    if chat:
+        out["models"] = {"rag_rewriter": dict(chat), "rag_summarizer": dict(chat)}
     return out
 
 

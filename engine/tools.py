@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -48,10 +49,14 @@ class ToolRegistry:
             raise ToolError(msg, kind="timeout") from exc
 
     async def close(self) -> None:
+        """Close every tool that has a ``close`` (plain or async)."""
         for tool in self.tools.values():
             closer = getattr(tool, "close", None)
-            if closer is not None:
-                await closer()
+            if closer is None:
+                continue
+            result = closer()
+            if inspect.isawaitable(result):
+                await result
 
 
 def tool_settings(run_settings: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from events.evolve import RoundCompleted, RoundStarted, VerifierReported
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import ProblemSubmitted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
-from handlers.episode import effects, flow
+from handlers.episode import effects, flow, retrieval
 from handlers.evolve import deciders as evolve
 from handlers.lifecycle import start_run
 from handlers.routes import Route
@@ -22,6 +22,12 @@ ROUTES: tuple[Route, ...] = (
     Route(ToolReturned, flow.observe_tool, "decide", "observe_tool"),
     Route(ToolFailed, flow.observe_tool, "decide", "observe_tool_failure"),
     Route(ModelCallFailed, flow.end_on_model_failure, "decide", "end_on_model_failure"),
+    # local_rag's optional helper calls (any workflow): search once the query is rewritten ...
+    Route(ModelResponded, retrieval.search_after_rewrite, "decide", "rag_search_after_rewrite"),
+    Route(ModelCallFailed, retrieval.search_after_rewrite, "decide", "rag_search_after_failed_rewrite"),
+    # ... and go on once the hits are summarised (the evolve deciders do this for their episodes).
+    Route(ModelResponded, flow.observe_summary, "decide", "observe_rag_summary"),
+    Route(ModelCallFailed, flow.observe_summary, "decide", "observe_failed_rag_summary"),
     Route(AnswerGraded, flow.finish_episode, "decide", "finish_episode"),
     # The evolve workflow (handlers/evolve): each decider ignores non-evolve episodes.
     Route(RunStarted, evolve.on_run_started, "decide", "evolve_begin"),

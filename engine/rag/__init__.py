@@ -5,7 +5,6 @@ from __future__ import annotations
 from engine.rag.index import Hit
 from engine.rag.kb import KnowledgeBase
 from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
-from engine.rag.prompts import clean_rewrite, rewrite_messages, summary_messages
 from engine.rag.render import render_hits
 from engine.rag.request import RagRequest, RequestProblem, parse_request
 from engine.rag.tool import LocalRagTool
@@ -18,9 +17,6 @@ __all__ = [
     "RagRequest",
     "RequestProblem",
     "UnknownLibraryError",
-    "clean_rewrite",
     "parse_request",
     "render_hits",
-    "rewrite_messages",
-    "summary_messages",
 ]

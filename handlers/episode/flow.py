@@ -3,6 +3,7 @@
 RunStarted -> ModelCallRequested(step 1)
 ModelResponded -> ActionParsed, then ToolCallRequested | next ModelCallRequested | AnswerGraded(no answer)
 ToolReturned / ToolFailed -> ModelCallRequested(next step)
+(local_rag may add a recorded query rewrite and result summary: see handlers/episode/retrieval.py)
 ModelCallFailed -> AnswerGraded(no answer, done reason model_failed / context_length)
 AnswerGraded -> EpisodeEnded, TrajectorySealed, RunCompleted
 """
@@ -14,13 +15,15 @@ from typing import Any
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed, Turn
-from events.model import ModelCallFailed, ModelCallRequested, ModelResponded, SamplingParams
+from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import RunCompleted, RunStarted
-from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
+from events.tool import ActionParsed, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.domains import domain_of
 from handlers.episode.parsing import parse_action
+from handlers.episode.model_choice import policy_model, sampling_params
 from handlers.episode.prompts import HistoryStep, render_policy_prompt
+from handlers.episode.retrieval import is_summary_result, summary_request, tool_or_rewrite
 from handlers.projections.episode import EpisodeState, episode_state
 from handlers.rewards import compute_reward
 
@@ -84,25 +87,28 @@ def after_action(
     if reply.step >= max_steps:
         return [no_answer(ctx, reply.step, "max_steps", "no valid answer within the step budget", **where)]
     if action.kind == "tool" and action.valid:
-        return [tool_request(ctx, action, reply)]
+        return [tool_or_rewrite(ctx, state, action)]
     # An invalid turn: the error becomes the observation and the episode goes on.
     after = episode_state([*ctx.history, action], reply.episode)
     return [next_step(after, reply.step + 1)]
 
 
-def tool_request(ctx: HandlerContext, action: ActionParsed, reply: ModelResponded) -> ToolCallRequested:
-    """The tool call a valid tool action asks for."""
-    return ctx.new(
-        ToolCallRequested, "tool",
-        call_id=ctx.new_id("tool-call"), role=reply.role, step=reply.step,
-        tool=action.tool or "", input=action.tool_input or "",
-        branch=reply.branch, episode=reply.episode,
-    )
-
-
 async def observe_tool(event: ToolReturned | ToolFailed, ctx: HandlerContext) -> Sequence[Event]:
-    """A tool result is the observation of its step; ask for the next step."""
+    """A tool result is the observation of its step (once summarised, if asked): next step."""
     if event.episode != MAIN:
+        return []
+    state = episode_state(ctx.history)
+    if state.ended is not None or state.graded is not None:
+        return []
+    summary = summary_request(ctx, state, event) if isinstance(event, ToolReturned) else None
+    if summary is not None:
+        return [summary]
+    return [request_policy_step(ctx, state, step=event.step + 1)]
+
+
+async def observe_summary(event: ModelResponded | ModelCallFailed, ctx: HandlerContext) -> Sequence[Event]:
+    """A summarised (or unsummarisable) retrieval result is the observation: next step."""
+    if event.episode != MAIN or not is_summary_result(event):
         return []
     state = episode_state(ctx.history)
     if state.ended is not None or state.graded is not None:
@@ -216,19 +222,6 @@ def domain_prompt(settings: dict[str, Any]) -> dict[str, Any]:
     domain = domain_of(settings)
     return {"tool_usage": dict(settings.get("tool_usage", {})), "intro": domain.intro,
             "answer_usage": domain.answer_usage}
-
-
-def policy_model(settings: dict[str, Any]) -> dict[str, Any]:
-    return dict(settings.get("models", {}).get("policy", {}))
-
-
-def sampling_params(model: dict[str, Any]) -> SamplingParams:
-    return SamplingParams(
-        temperature=float(model.get("temperature", 0.7)),
-        top_p=float(model.get("top_p", 1.0)),
-        top_k=int(model.get("top_k", -1)),
-        max_tokens=int(model.get("max_tokens", 8192)),
-    )
 
 
 def _recognised(enabled: list[str]) -> tuple[str, ...]:

@@ -19,7 +19,9 @@ from handlers.context import HandlerContext
 from handlers.episode.flow import no_answer
 from handlers.evolve import progress, rounds, verdict, verification
 from handlers.evolve.plan import parse_episode
-from handlers.projections.episode import episode_state
+from handlers.episode.retrieval import is_summary_result, summary_request
+from handlers.projections.episode import EpisodeState, episode_state
+from handlers.roles import HELPER_ROLES
 
 
 async def on_run_started(event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
@@ -37,6 +39,8 @@ async def on_model_responded(event: ModelResponded, ctx: HandlerContext) -> Sequ
     ref = parse_episode(event.branch, event.episode)
     if ref is None:
         return []
+    if event.role in HELPER_ROLES:
+        return _observe_summary(event, ctx)
     if ref.kind == "policy":
         return await rounds.take_policy_action(event, ctx)
     if ref.kind == "summary":
@@ -51,6 +55,8 @@ async def on_model_call_failed(event: ModelCallFailed, ctx: HandlerContext) -> S
     ref = parse_episode(event.branch, event.episode)
     if ref is None:
         return []
+    if event.role in HELPER_ROLES:
+        return _observe_summary(event, ctx)
     if ref.kind == "policy":
         reason = "context_length" if event.kind == "context_length" else "model_failed"
         return [
@@ -76,12 +82,28 @@ async def on_tool_result(event: ToolReturned | ToolFailed, ctx: HandlerContext) 
     if ref is None:
         return []
     state = episode_state(ctx.history, event.episode)
-    if ref.kind == "policy":
-        return rounds.continue_policy(ctx, state, event.branch, ref.round, event.step + 1)
-    if ref.kind == "verifier":
-        return verification.continue_verifier(
-            ctx, state, event.branch, ref.round, ref.index, event.step + 1
-        )
+    summary = summary_request(ctx, state, event) if isinstance(event, ToolReturned) else None
+    if summary is not None and ref.kind in ("policy", "verifier") and state.graded is None:
+        return [summary]
+    return _continue(ctx, state, event.branch, ref.kind, ref.round, ref.index, event.step + 1)
+
+
+def _observe_summary(event: ModelResponded | ModelCallFailed, ctx: HandlerContext) -> list[Event]:
+    """A retrieval summary (or its failure) completes the observation of its step."""
+    ref = parse_episode(event.branch, event.episode)
+    if ref is None or not is_summary_result(event):
+        return []  # a rewrite: handlers.episode.retrieval searches with it
+    state = episode_state(ctx.history, event.episode)
+    return _continue(ctx, state, event.branch, ref.kind, ref.round, ref.index, event.step + 1)
+
+
+def _continue(
+    ctx: HandlerContext, state: EpisodeState, branch: str | None, kind: str, round_: int, index: int, step: int
+) -> list[Event]:
+    if kind == "policy":
+        return rounds.continue_policy(ctx, state, branch, round_, step)
+    if kind == "verifier":
+        return verification.continue_verifier(ctx, state, branch, round_, index, step)
     return []
 
 

@@ -21,8 +21,8 @@ from handlers.episode.flow import (
     enabled_tools,
     parse_reply,
     request_policy_step,
-    sampling_params,
 )
+from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import (
     PreviousSolution,
     format_previous_solutions,

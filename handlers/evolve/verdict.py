@@ -24,7 +24,7 @@ from events.evolve import (
 )
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from handlers.context import HandlerContext
-from handlers.episode.flow import sampling_params
+from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import render_aggregation_prompt
 from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
 from handlers.evolve.verification import brief_of, judgment_of

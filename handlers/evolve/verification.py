@@ -20,7 +20,9 @@ from events.evolve import VerifierReported
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed
 from handlers.context import HandlerContext
-from handlers.episode.flow import parse_reply, sampling_params, tool_request
+from handlers.episode.flow import parse_reply
+from handlers.episode.model_choice import sampling_params
+from handlers.episode.retrieval import tool_or_rewrite
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
 from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
 from handlers.evolve.view import round_view, trajectory_text
@@ -133,7 +135,7 @@ async def take_verifier_action(event: ModelResponded, ctx: HandlerContext) -> Se
         return [action, _reported(ctx, event, ref.round, ref.index, judgment, action, after)]
     last = event.step >= plan.verifier_episode.max_steps
     if action.kind == "tool" and action.valid and not last:
-        return [action, tool_request(ctx, action, event)]
+        return [action, tool_or_rewrite(ctx, state, action)]
     if not last and action.kind != "report" and event.purpose != RETRY:
         return [action, _next(ctx, plan, after, event, ref.round, ref.index)]
     return [action, _retry_or_give_up(ctx, plan, after, event, ref.round, ref.index)]

@@ -6,6 +6,7 @@ on the history the dispatcher hands them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from events.model import ChatMessage, ModelCallFailed, ModelCallRequested, Model
 from events.run import ProblemSubmitted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.episode.observations import tool_failure, tool_response, with_rag_hint
+from handlers.episode.rag_prompts import clean_summary
+from handlers.roles import HELPER_ROLES, RAG_SUMMARIZER
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ def evolve(state: EpisodeState, event: Event) -> EpisodeState:
     if getattr(event, "episode", None) != state.episode:
         return state
     match event:
+        case ModelCallRequested() | ModelCallFailed() if event.role in HELPER_ROLES:
+            return state  # a helper call serves a step; it is not one
+        case ModelResponded() if event.role in HELPER_ROLES:
+            return _helper_reply(state, event)
         case ModelCallRequested():
             return _upsert(state, StepRecord(event.step, event.call_id, tuple(event.messages)), model=event.model)
         case ModelResponded():
@@ -103,6 +110,22 @@ def episode_state(history: Iterable[Event], episode: str = "main") -> EpisodeSta
     for event in history:
         state = evolve(state, event)
     return state
+
+
+def step_record(state: EpisodeState, step: int) -> StepRecord | None:
+    """The record of ``step``, if the episode has one."""
+    return next((s for s in reversed(state.steps) if s.step == step), None)
+
+
+def _helper_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
+    """A non-empty retrieval summary replaces the raw hits as the step's observation."""
+    if reply.role != RAG_SUMMARIZER:
+        return state
+    summary = clean_summary(reply.text)
+    if not summary:
+        return state
+    result = json.dumps({"result": summary, "status": "success", "summarised": True}, ensure_ascii=False)
+    return _update_step(state, reply.step, observation=tool_response(result))
 
 
 def _rag_enabled(state: EpisodeState) -> bool:

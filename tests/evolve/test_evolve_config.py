@@ -71,6 +71,26 @@ env:
     )
 
 
+def test_reference_rag_block_turns_on_rewrite_and_summary_with_its_chat_model(tmp_path: Path) -> None:
+    """``rag:`` names the reference's retrieval chat model: it rewrites and summarises here too."""
+    settings = load(
+        tmp_path,
+        """
+env:
+  config:
+    informal_math:
+      enable_local_rag: true
+      rag: {rag_base_url: "http://localhost:10086", chat_base_url: "http://127.0.0.1:10089/v1",
+            chat_model: Qwen/Qwen3-8B, chat_timeout: 60}
+""",
+    )
+    assert settings.episode.enable_local_rag and settings.episode.rag_rewrite_query and settings.episode.rag_summarize
+    for role in ("rag_rewriter", "rag_summarizer"):
+        model = settings.model_for(role)
+        assert (model.base_url, model.model, model.timeout) == ("http://127.0.0.1:10089/v1", "Qwen/Qwen3-8B", 60)
+    assert settings.run_settings()["models"]["rag_rewriter"]["model"] == "Qwen/Qwen3-8B"
+
+
 @pytest.mark.parametrize(
     ("text", "key"),
     [
@@ -87,6 +107,8 @@ env:
         ("default_verifier_cfg: {model_name: 3}", "default_verifier.model"),
         ("branch_max_workers: -1", "evolve.branch_max_workers"),
         ("evolve: [1, 2]", "evolve"),
+        ("env: {config: {informal_math: {rag: {chat_modle: x}}}}", "rag.chat_modle"),
+        ("episode: {rag_summarize: maybe}", "episode.rag_summarize"),
     ],
 )
 def test_config_garbage_names_the_key(tmp_path: Path, text: str, key: str) -> None:

@@ -157,3 +157,13 @@ def test_parse_request_uses_default_top_k() -> None:
     parsed = parse_request('{"repo_name": "math", "query": "gcd"}', default_top_k=4)
     assert isinstance(parsed, RagRequest)
     assert parsed.top_k == 4
+
+
+async def test_registry_closes_the_rag_tool_with_its_sync_close(small_kb) -> None:
+    """Worker shutdown closes every tool; local_rag's close is synchronous and must not break it."""
+    from engine.tools import ToolRegistry
+
+    rag = LocalRagTool(kb=small_kb)
+    registry = ToolRegistry({"local_rag": rag})
+    await registry.close()
+    assert rag._executor._shutdown

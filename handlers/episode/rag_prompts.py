@@ -1,11 +1,13 @@
-"""Chat messages for the optional query-rewrite and answer-summary model calls.
+"""Chat messages for the optional query-rewrite and answer-summary model calls of local_rag.
 
-Pure functions: the engine decides whether to make the calls and records them.
+Pure functions of the recorded events, so replay renders the same text.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from events.model import ChatMessage
 
 _REWRITE_SYSTEM: Final = (
     "You turn a question about a Python library into a short documentation search "
@@ -27,28 +29,38 @@ _SUMMARY_SYSTEM: Final = (
 )
 
 
-def rewrite_messages(query: str, library: str) -> list[dict[str, str]]:
+def rewrite_messages(query: str, library: str) -> list[ChatMessage]:
     """Messages asking a model to turn ``query`` into a doc-search query for ``library``."""
     return [
-        {"role": "system", "content": _REWRITE_SYSTEM},
-        {"role": "user", "content": f"Library: {library}\nQuestion:\n{query}"},
+        ChatMessage(role="system", content=_REWRITE_SYSTEM),
+        ChatMessage(role="user", content=f"Library: {library}\nQuestion:\n{query}"),
     ]
 
 
-def summary_messages(query: str, hits_text: str) -> list[dict[str, str]]:
+def summary_messages(query: str, hits_text: str) -> list[ChatMessage]:
     """Messages asking a model to condense rendered hits into an answer to ``query``."""
     return [
-        {"role": "system", "content": _SUMMARY_SYSTEM},
-        {"role": "user", "content": f"Question:\n{query}\n\nDocumentation excerpts:\n{hits_text}"},
+        ChatMessage(role="system", content=_SUMMARY_SYSTEM),
+        ChatMessage(role="user", content=f"Question:\n{query}\n\nDocumentation excerpts:\n{hits_text}"),
     ]
 
 
 def clean_rewrite(reply: str) -> str:
     """The first non-empty line of a rewrite reply, without think blocks or quotes."""
-    if "</think>" in reply:
-        reply = reply.rsplit("</think>", 1)[1]
-    for line in reply.splitlines():
+    for line in without_think(reply).splitlines():
         line = line.strip().strip("\"'` ")
         if line:
             return line
     return ""
+
+
+def clean_summary(reply: str) -> str:
+    """A summary reply without its think block; empty when the model found nothing."""
+    return without_think(reply).strip()
+
+
+def without_think(reply: str) -> str:
+    """The part of a reply after its reasoning (an unclosed think block counts as all reasoning)."""
+    if "</think>" in reply:
+        return reply.rsplit("</think>", 1)[1]
+    return "" if "<think>" in reply else reply
