@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from engine.eventlog.port import EventLog
 from events.record import Recorded
 from handlers.projections.registry import Projection, projections
 from replay.errors import CheckpointUnusable
-from replay.rebuild import checkpoint_key, decode_checkpoint, encode_checkpoint, load_state
+from replay.rebuild import checkpoint_key, decode_checkpoint, encode_checkpoint, gc_paused, load_state
 
 log = structlog.get_logger("apollo.projector")
 
@@ -69,11 +70,13 @@ class Projector:
         if self.position == 0:
             self.position = await self._read_cursor()
         folded = 0
-        async for record in self.event_log.read_all(after_seq=self.position):
-            await self.apply(record)
-            folded += 1
-            if folded % self.flush_every == 0:
-                await self.flush()
+        with gc_paused():  # a long backlog folds like a rebuild (see replay.rebuild.gc_paused)
+            async for record in self.event_log.read_all(after_seq=self.position):
+                await self.apply(record)
+                folded += 1
+                if folded % self.flush_every == 0:
+                    await self.flush()
+                    gc.collect(0)
         await self.flush()
         return folded
 

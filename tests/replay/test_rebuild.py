@@ -109,3 +109,47 @@ def _stray(kind: str, note: str) -> Event:
     if kind == "rejected":
         return EventRejected(subject="apollo.run.x.y", reason=note, **common)
     return HandlerFailed(handler="h", failed_event_id="e", failed_type="t", error=note, deliveries=5, **common)
+
+
+async def test_stream_rebuild_of_interleaved_runs_equals_each_runs_own_rebuild() -> None:
+    """One ordered pass over several interleaved runs gives every run's per-run rebuild."""
+    import itertools
+
+    from events.record import Recorded
+    from replay.rebuild import rebuild_stream
+    from tests.evolve.support import RoleModel, run_evolve, standard_reply
+
+    evolve_events = await run_evolve(RoleModel(standard_reply(answers=("41", "42"))), evolve={"rounds": 2})
+    evolve_run = [Recorded(seq, "x", event) for seq, event in enumerate(evolve_events, 1)]
+    runs = [golden("good_invalid_code_answer"), golden("good_code_then_answer"), evolve_run]
+    interleaved = [r for group in itertools.zip_longest(*runs) for r in group if r is not None]
+
+    async def records():
+        for record in interleaved:
+            yield record
+
+    rebuilt = await rebuild_stream(records())
+    assert set(rebuilt) == {run[0].event.run_id for run in runs}
+    for run in runs:
+        expected = rebuild_run(run)
+        assert {k: state_bytes(v) for k, v in rebuilt[run[0].event.run_id].items()} == {
+            k: state_bytes(v) for k, v in expected.items()}
+    assert rebuilt["r-evo"]["memory"].memories  # the evolve run wrote memory
+
+
+async def test_stream_rebuild_restores_the_garbage_collector_even_on_error() -> None:
+    """The GC pause of a bulk fold never outlives it, whether it ends or fails."""
+    import gc
+
+    import pytest
+
+    from replay.rebuild import rebuild_stream
+
+    async def failing():
+        yield HISTORY[0]
+        raise OSError("connection lost")
+
+    assert gc.isenabled()
+    with pytest.raises(OSError, match="connection lost"):
+        await rebuild_stream(failing())
+    assert gc.isenabled()
