@@ -77,6 +77,7 @@ class Dispatcher:
         self.services = services
         self.settings = settings or DispatcherSettings()
         self.histories = RunHistories(event_log)
+        self._by_type: dict[type[Event], list[Route]] = {}
         self.handled = 0
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -132,8 +133,11 @@ class Dispatcher:
         if self.observer is not None and delivery.deliveries > 1:
             self.observer.redelivered(tag, delivery.deliveries)
         try:
-            for route in routes_for(self.routes, type(event)):
-                await self._run_route(route, event, delivery)
+            routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
+            if routes:
+                read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
+                for route in routes:
+                    await self._run_route(route, event, delivery, read)
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return
@@ -142,22 +146,26 @@ class Dispatcher:
         if self.observer is not None:
             self.observer.acked(tag)
 
-    async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
+    def _routes_for(self, event_type: type[Event]) -> list[Route]:
+        found = self._by_type.get(event_type)
+        if found is None:
+            found = self._by_type[event_type] = routes_for(self.routes, event_type)
+        return found
+
+    async def _run_route(self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead) -> None:
         key = f"{route.name}.{event.event_id}"
         # Effects always consult the handled marks (a fork copies requests whose results
         # exist); deciders only on redelivery, since re-deciding is harmless and deduped.
         if (route.kind == "effect" or delivery.deliveries > 1) and await self.log.was_handled(key):
             return
-        records = await self.histories.latest(event.run_id, delivery.seq)
-        history = [r.event for r in records if r.seq <= delivery.seq]
-        caused = {r.event.event_id for r in records if r.event.causation_id == event.event_id}
+        caused = read.caused
         if route.kind == "effect" and _already_effected(caused, event, route):
             await self.log.mark_handled(key)
             return
         ctx = HandlerContext(
             event=event,
             handler=route.name,
-            history=history,
+            history=read.history,
             services=self.services if route.kind == "effect" else Services(),
             wall_clock=route.kind == "effect",
         )
@@ -167,7 +175,9 @@ class Dispatcher:
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
         await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
-        await self.log.mark_handled(key)
+        if outputs or route.kind == "effect":
+            # A decider with nothing to say needs no mark: re-running it is free and harmless.
+            await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
 
     async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> None:
@@ -274,6 +284,31 @@ class Dispatcher:
 
     def _backoff(self, deliveries: int) -> float:
         return min(self.settings.backoff_max, self.settings.backoff_base * 2 ** max(0, deliveries - 1))
+
+
+class _HistoryRead:
+    """One read of a run's history, shared by every route of the event being handled."""
+
+    def __init__(self, records: Sequence[Recorded], event: Event, seq: int) -> None:
+        self._records = records
+        self._event_id = event.event_id
+        self._seq = seq
+        self._history: list[Event] | None = None
+        self._caused: set[str] | None = None
+
+    @property
+    def history(self) -> list[Event]:
+        """The run's events up to and including the one being handled."""
+        if self._history is None:
+            self._history = [r.event for r in self._records if r.seq <= self._seq]
+        return self._history
+
+    @property
+    def caused(self) -> set[str]:
+        """Ids of recorded events caused by the one being handled (outputs already published)."""
+        if self._caused is None:
+            self._caused = {r.event.event_id for r in self._records if r.event.causation_id == self._event_id}
+        return self._caused
 
 
 def _already_effected(caused: set[str], event: Event, route: Route) -> bool:

@@ -21,13 +21,11 @@ from engine.commands import new_run_id, run_events, watch_run
 from engine.config import Settings
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import EngineError
-from engine.eventlog.port import Delivery, EventLog
+from engine.eventlog.port import EventLog
 from engine.histories import RunHistories
-from events.base import Event
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded
 from handlers.projections.registry import projections
-from handlers.routes import Route
 from handlers.table import ROUTES
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
@@ -202,22 +200,16 @@ async def fork_run(event_log: EventLog, parent_run_id: str, *, at_seq: int, over
 
 
 class ForkAwareDispatcher(Dispatcher):
-    """A dispatcher that also honours handled marks on first deliveries of effect routes.
+    """A dispatcher whose history reads of one run never interleave.
 
-    A fork's copied requests arrive as first deliveries already handled (their results
-    are copied too); checking the mark keeps them from calling a model or tool again.
-    The engine's own dispatcher needs the same check for forks made while `apollo up`
-    runs (see docs/replay.md).
+    A fork delivers many events of one run at once (its copied prefix); see
+    :class:`_SerialHistories`. Copied requests whose results were copied too are
+    skipped by the handled marks every effect route consults.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.histories = _SerialHistories(self.log)
-
-    async def _run_route(self, route: Route, event: Event, delivery: Delivery) -> None:
-        if route.kind == "effect" and await self.log.was_handled(f"{route.name}.{event.event_id}"):
-            return
-        await super()._run_route(route, event, delivery)
 
 
 class _SerialHistories(RunHistories):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from events.base import Event
 from handlers.context import HandlerContext
@@ -24,6 +24,14 @@ class Route:
     handler: Handler
     kind: Literal["decide", "effect"]
     name: str
+    when: Callable[[Any], bool] | None = None
+    """A cheap test of the event alone. Where it is false the handler returns nothing, so
+    workers skip the route without reading history or touching the handled marks.
+    Replay verification ignores it and runs every decider, which catches a test that
+    wrongly skips."""
+
+    def applies_to(self, event: Event) -> bool:
+        return self.when is None or self.when(event)
 
     @property
     def needs_history(self) -> bool:

@@ -20,8 +20,8 @@ from events.run import RunCompleted, RunStarted
 from events.tool import ActionParsed, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.domains import domain_of
-from handlers.episode.parsing import parse_action
 from handlers.episode.model_choice import policy_model, sampling_params
+from handlers.episode.parsing import parse_action
 from handlers.episode.prompts import HistoryStep, render_policy_prompt
 from handlers.episode.retrieval import is_summary_result, summary_request, tool_or_rewrite
 from handlers.projections.episode import EpisodeState, episode_state

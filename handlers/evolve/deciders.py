@@ -17,9 +17,9 @@ from events.run import RunStarted
 from events.tool import ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.episode.flow import no_answer
+from handlers.episode.retrieval import is_summary_result, summary_request
 from handlers.evolve import progress, rounds, verdict, verification
 from handlers.evolve.plan import parse_episode
-from handlers.episode.retrieval import is_summary_result, summary_request
 from handlers.projections.episode import EpisodeState, episode_state
 from handlers.roles import HELPER_ROLES
 

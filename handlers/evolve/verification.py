@@ -22,8 +22,8 @@ from events.tool import ActionParsed
 from handlers.context import HandlerContext
 from handlers.episode.flow import parse_reply
 from handlers.episode.model_choice import sampling_params
-from handlers.episode.retrieval import tool_or_rewrite
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
+from handlers.episode.retrieval import tool_or_rewrite
 from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
 from handlers.evolve.view import round_view, trajectory_text
 from handlers.grading.extraction import last_boxed

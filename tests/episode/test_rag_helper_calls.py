@@ -6,7 +6,14 @@ import json
 from typing import Any
 
 from engine.commands import submission
-from events import ActionParsed, ModelCallFailed, ModelCallRequested, ModelResponded, ToolCallRequested, TrajectorySealed
+from events import (
+    ActionParsed,
+    ModelCallFailed,
+    ModelCallRequested,
+    ModelResponded,
+    ToolCallRequested,
+    TrajectorySealed,
+)
 from handlers.ports import ToolResult
 from replay.verify import verify_run
 from tests.evolve.support import RoleModel, of
