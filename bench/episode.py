@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -81,6 +86,7 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
     router = ModelRouter()
+    router.client_for("policy", "fake", settings.run_settings())  # built before timing, as in the loop
     svc = services(settings, models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
     dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
     dispatching = asyncio.create_task(dispatcher.run())
@@ -111,15 +117,54 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
     return episodes / elapsed
 
 
-async def main(episodes: int, latencies: list[int], concurrencies: list[int]) -> None:
+SCRIPT = {"rules": [
+    {"match": "<tool_response>\\{", "reply": "<think>the program printed 42</think><answer>\\boxed{42}</answer>"},
+    {"reply": "<think>compute it</think><python_code>print(6*7)</python_code>"},
+]}
+"""The same replies as :func:`policy`, for the fake server in its own process."""
+
+
+@contextlib.contextmanager
+def model_process(latency: int) -> Iterator[str]:
+    """The fake model in its own process, as a real model server is (its CPU is not ours)."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "episode.json"
+        script.write_text(json.dumps(SCRIPT))
+        process = subprocess.Popen(  # noqa: S603 - our own module
+            [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(script),
+             "--latency-ms", str(latency), "--model", "fake"],
+            cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            url = process.stdout.readline().strip() if process.stdout else ""
+            if not url.startswith("http"):
+                raise SystemExit(f"fake model server did not start: {url!r}")
+            yield url
+        finally:
+            process.terminate()
+            process.wait(20)
+
+
+@contextlib.asynccontextmanager
+async def model_server(latency: int, separate: bool) -> AsyncIterator[str]:
+    if separate:
+        with model_process(latency) as url:
+            yield url
+    else:
+        async with FakeOpenAIServer(policy, latency_ms=latency) as fake:
+            yield fake.base_url
+
+
+async def main(episodes: int, latencies: list[int], concurrencies: list[int], separate: bool) -> None:
     configure_logging(level="error")
+    print(f"fake model {'in its own process' if separate else 'inside this process'}", flush=True)
     with nats_server() as server:
         for latency in latencies:
-            async with FakeOpenAIServer(policy, latency_ms=latency) as fake:
+            async with model_server(latency, separate) as url:
                 for concurrency in concurrencies:
                     count = episodes if concurrency > 1 else max(8, episodes // 4)
-                    loop_rate = await in_process(fake.base_url, count, concurrency)
-                    engine_rate = await engine(fake.base_url, server.url, count, concurrency,
+                    loop_rate = await in_process(url, count, concurrency)
+                    engine_rate = await engine(url, server.url, count, concurrency,
                                                f"{latency}-{concurrency}-{time.monotonic_ns()}")
                     line = (f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop {loop_rate:8.1f} ep/s"
                             f"   engine {engine_rate:8.1f} ep/s   ratio {engine_rate / loop_rate:5.2f}x")
@@ -134,5 +179,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    parser.add_argument("--same-process-model", action="store_true",
+                        help="serve the fake model inside the benchmark's process (its CPU then competes)")
     args = parser.parse_args()
-    asyncio.run(main(16 if args.quick else args.episodes, [0, 50], [1, 32]))
+    asyncio.run(main(16 if args.quick else args.episodes, [0, 50], [1, 32], not args.same_process_model))

@@ -26,7 +26,7 @@ from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
 from events.record import Recorded
-from events.run import EventRejected, HandlerFailed, RunFailed
+from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
 from events.subjects import parse_subject, subject_for
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for
@@ -154,9 +154,11 @@ class Dispatcher:
 
     async def _run_route(self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead) -> None:
         key = f"{route.name}.{event.event_id}"
-        # Effects always consult the handled marks (a fork copies requests whose results
-        # exist); deciders only on redelivery, since re-deciding is harmless and deduped.
-        if (route.kind == "effect" or delivery.deliveries > 1) and await self.log.was_handled(key):
+        # Only a redelivered event can have been handled before, or a request a fork copied
+        # together with its result (the fork marks those handled before appending them).
+        # Deciders could skip even that check (re-deciding is harmless and deduplicated).
+        may_be_handled = delivery.deliveries > 1 or (route.kind == "effect" and read.is_fork)
+        if may_be_handled and await self.log.was_handled(key):
             return
         caused = read.caused
         if route.kind == "effect" and _already_effected(caused, event, route):
@@ -295,6 +297,12 @@ class _HistoryRead:
         self._seq = seq
         self._history: list[Event] | None = None
         self._caused: set[str] | None = None
+
+    @property
+    def is_fork(self) -> bool:
+        """Whether the run continues a parent's prefix (its submission names the parent)."""
+        first = self._records[0].event if self._records else None
+        return not isinstance(first, ProblemSubmitted) or first.parent_run_id is not None
 
     @property
     def history(self) -> list[Event]:
