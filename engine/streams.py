@@ -1,4 +1,4 @@
-"""Stream, consumer and bucket definitions: read from deploy/streams and applied at start."""
+"""Stream, consumer and bucket definitions: read from the package (``deploy/streams`` links there)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from nats.js import api
 
 from engine.errors import StreamSetupError
 
-DEFAULT_DEFINITIONS = Path(__file__).resolve().parent.parent / "deploy" / "streams"
+DEFAULT_DEFINITIONS = Path(__file__).resolve().parent / "stream_definitions"
+"""Package data, so installed copies of the engine find them too (not only editable ones)."""
 
 
 @dataclass(frozen=True)
