@@ -182,3 +182,13 @@ async def test_evolve_policy_and_verifier_episodes_use_the_helper_calls() -> Non
     assert {e.role for e in of(events, ActionParsed) if e.tool == "local_rag"} == {"policy", "verifier"}
     assert all(e.role == "rag_summarizer" for e in of(events, ModelResponded) if "math.comb(5" in e.text)
     assert (await verify_run(records)).ok
+
+
+async def test_garbage_rewrite_replies_fall_back_to_the_models_own_query() -> None:
+    """A rewrite that is only reasoning, only quotes or blank leaves the query as the model wrote it."""
+    for garbage in ("<think>never finished", '  ""  \n', "<think>x</think>\n\n"):
+        model, rag = scripted(rewrite=garbage), FakeRag()
+        events, records = await run_episode(model, rag, rag_rewrite_query=True)
+        assert json.loads(rag.bodies[0])["query"] == "how many ways to pick 2 of 5 things", garbage
+        assert of(events, TrajectorySealed)[0].done_reason == "answer"
+        assert (await verify_run(records)).ok
