@@ -18,6 +18,7 @@ from nats.js import JetStreamContext, api
 
 from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
 from engine.eventlog.port import Appended, Delivery
+from engine.eventlog.pull_consumer import ContinuousPull
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
 from events.base import Event
@@ -164,13 +165,7 @@ class JetStreamEventLog:
         self, subject: str, data: bytes, msg_id: str | None = None, extra: dict[str, str] | None = None
     ) -> Appended:
         """Publish bytes with ``Nats-Msg-Id``; big bodies go to the Object Store first."""
-        headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
-        headers.update(extra or {})
-        if len(data) > self.inline_limit:
-            digest = hashlib.sha256(data).hexdigest()
-            await self._store_payload(digest, data)
-            headers[PAYLOAD_HEADER] = digest
-            data = _stub(data, digest)
+        data, headers = await self._outgoing(data, msg_id, extra)
         try:
             ack = await self.js.publish(subject, data, headers=headers or None, timeout=10.0)
         except nats.js.errors.BadRequestError as exc:
@@ -182,6 +177,19 @@ class JetStreamEventLog:
             msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
             raise PublishError(msg) from exc
         return Appended(ack.seq, bool(ack.duplicate))
+
+    async def _outgoing(
+        self, data: bytes, msg_id: str | None, extra: dict[str, str] | None
+    ) -> tuple[bytes, dict[str, str]]:
+        """Body and headers to publish: a body over the inline limit goes to the Object Store."""
+        headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
+        headers.update(extra or {})
+        if len(data) > self.inline_limit:
+            digest = hashlib.sha256(data).hexdigest()
+            await self._store_payload(digest, data)
+            headers[PAYLOAD_HEADER] = digest
+            data = _stub(data, digest)
+        return data, headers
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
         return [await self.append(event) for event in events]
@@ -338,8 +346,14 @@ class JetStreamEventLog:
     async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
         queue = self._queues.get(consumer)
         if queue is None:
-            sub = await self.js.pull_subscribe_bind(durable=consumer, stream=self.stream)
-            queue = self._queues[consumer] = JetStreamWorkQueue(self, sub)
+            try:
+                await self.js.consumer_info(self.stream, consumer)
+            except nats.js.errors.NotFoundError as exc:
+                msg = f"consumer {consumer!r} does not exist on stream {self.stream} (apply the stream definitions)"
+                raise StreamSetupError(msg) from exc
+            puller = ContinuousPull(self.nc, self.stream, consumer)
+            await puller.start()
+            queue = self._queues[consumer] = JetStreamWorkQueue(self, puller)
         return queue
 
     # -- bookkeeping -----------------------------------------------------------------
@@ -383,7 +397,7 @@ class JetStreamEventLog:
             return
         for queue in self._queues.values():
             with contextlib.suppress(Exception):
-                await queue.sub.unsubscribe()
+                await queue.release()
         with contextlib.suppress(Exception):
             await self.nc.flush(timeout=5)
         await self.nc.close()
@@ -402,16 +416,18 @@ class _PendingBatch:
 class JetStreamWorkQueue:
     """A durable pull consumer shared by every worker process."""
 
-    def __init__(self, log: JetStreamEventLog, sub: JetStreamContext.PullSubscription) -> None:
+    def __init__(self, log: JetStreamEventLog, puller: ContinuousPull) -> None:
         self.log = log
-        self.sub = sub
+        self.puller = puller
 
     async def pull(self, batch: int, timeout: float) -> list[Delivery]:
-        try:
-            msgs = await self.sub.fetch(batch, timeout=timeout)
-        except (TimeoutError, nats.errors.TimeoutError):
-            return []
-        return [await self._delivery(msg) for msg in msgs]
+        return [await self._delivery(msg) for msg in await self.puller.take(batch, timeout)]
+
+    async def release(self) -> None:
+        """Stop pulling; messages received but not handed out go back for redelivery now."""
+        for msg in await self.puller.stop():
+            with contextlib.suppress(Exception):
+                await msg.nak()
 
     async def _delivery(self, msg: Msg) -> Delivery:
         meta = msg.metadata
