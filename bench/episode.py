@@ -47,6 +47,10 @@ def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
     return "<think>compute it</think><python_code>print(6*7)</python_code>"
 
 
+WARM_UP = 2
+"""Untimed episodes first on both sides: connections opened, code paths warm."""
+
+
 def settings_for(url: str):  # noqa: ANN201
     return validate({"models": {"policy": {"model": "fake", "base_url": url, "max_concurrency": 256}},
                      "episode": {"max_steps": 4}})
@@ -72,8 +76,10 @@ async def in_process(url: str, episodes: int, concurrency: int) -> float:
                     await grader.grade(extract_final_answer(reply.text) or "", "42", "exact")
                     return
                 result = await tool.run(action.tool_input or "", {})
-                history.append(HistoryStep(action=reply.text, observation=f"<tool_response>{result.text}</tool_response>"))
+                observation = f"<tool_response>{result.text}</tool_response>"
+                history.append(HistoryStep(action=reply.text, observation=observation))
 
+    await asyncio.gather(*(one() for _ in range(WARM_UP)))
     started = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(episodes)))
     elapsed = time.perf_counter() - started
@@ -86,7 +92,6 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
     router = ModelRouter()
-    router.client_for("policy", "fake", settings.run_settings())  # built before timing, as in the loop
     svc = services(settings, models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
     dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
     dispatching = asyncio.create_task(dispatcher.run())
@@ -106,6 +111,7 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
             await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
             await asyncio.wait_for(finished[run_id], 120)
 
+    await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(WARM_UP)))
     started = time.perf_counter()
     await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
     elapsed = time.perf_counter() - started
@@ -162,7 +168,7 @@ async def main(episodes: int, latencies: list[int], concurrencies: list[int], se
         for latency in latencies:
             async with model_server(latency, separate) as url:
                 for concurrency in concurrencies:
-                    count = episodes if concurrency > 1 else max(8, episodes // 4)
+                    count = episodes if concurrency > 1 else max(8, episodes // 2)
                     loop_rate = await in_process(url, count, concurrency)
                     engine_rate = await engine(url, server.url, count, concurrency,
                                                f"{latency}-{concurrency}-{time.monotonic_ns()}")

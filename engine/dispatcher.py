@@ -79,6 +79,8 @@ class Dispatcher:
         self.histories = RunHistories(event_log)
         self._by_type: dict[type[Event], list[Route]] = {}
         self.handled = 0
+        self._decided_ahead: dict[str, asyncio.Future[bool]] = {}
+        """(route, event) pairs this worker decides before the event's delivery: done when settled."""
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -134,6 +136,8 @@ class Dispatcher:
             self.observer.redelivered(tag, delivery.deliveries)
         try:
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
+            if self._decided_ahead:
+                routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
             if routes:
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
                 for route in routes:
@@ -176,19 +180,64 @@ class Dispatcher:
         outputs = await self._with_heartbeat(route.handler(event, ctx), delivery)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
-        await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
+        appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
         if outputs or route.kind == "effect":
             # A decider with nothing to say needs no mark: re-running it is free and harmless.
             await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
+        await self._decide_ahead(appended)
 
-    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> None:
+    async def _decide_ahead(self, appended: Sequence[Recorded], depth: int = 0) -> None:
+        """Run the deciders of events this worker just appended, before their delivery.
+
+        A decider is a pure function of its run's history up to its input, and the cache
+        holds exactly that prefix (the appends extended it with no gap), so the outcome is
+        the one the delivery would produce, with the same ids: wherever the delivery lands,
+        handling it publishes nothing new. This takes a bus round trip per decision off a
+        run's critical path. Events with an effect among their routes wait for delivery.
+        """
+        if depth >= DECIDE_AHEAD_DEPTH:
+            return
+        for record in appended:
+            event = record.event
+            routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
+            if not routes or any(route.kind != "decide" for route in routes):
+                continue
+            read = _HistoryRead(self.histories.cached(event.run_id), event, record.seq)
+            for route in routes:
+                key = f"{route.name}.{event.event_id}"
+                settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
+                if len(self._decided_ahead) > DECIDED_AHEAD_KEPT:  # their deliveries went to other workers
+                    del self._decided_ahead[next(iter(self._decided_ahead))]
+                ctx = HandlerContext(event=event, handler=route.name, history=read.history, services=Services())
+                try:
+                    outputs = await route.handler(event, ctx)
+                    more = await self._publish(
+                        event.run_id, [o for o in outputs if o.event_id not in read.caused], record.seq
+                    )
+                except Exception as exc:  # noqa: BLE001 - the delivery will decide (and retry, and record)
+                    log.debug("decide_ahead_skipped", handler=route.name, error=repr(exc))
+                    settled.set_result(False)
+                    continue
+                if outputs:
+                    await self.log.mark_handled(key)
+                settled.set_result(True)
+                await self._decide_ahead(more, depth + 1)
+
+    async def _was_decided_ahead(self, route: Route, event: Event) -> bool:
+        """Whether this worker already took the decision (waiting for it if it is under way)."""
+        settled = self._decided_ahead.pop(f"{route.name}.{event.event_id}", None)
+        return settled is not None and await settled
+
+    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> list[Recorded]:
         """Append outputs in order; keep the history cache gap-free without re-reading.
 
         Each append expects the run's last sequence to be the cached one; when it holds,
         the output extends the cache, so the next event of this run needs no read. When
         another writer got in first, append unconditionally and let the next read fill in.
+        Returns the outputs that extended the cache.
         """
+        extended: list[Recorded] = []
         expected = self.histories.last_seq(run_id) if self.histories.last_seq(run_id) >= input_seq else None
         for output in outputs:
             if expected is not None:
@@ -198,12 +247,15 @@ class Dispatcher:
                     expected = None
                 else:
                     if not appended.duplicate:
-                        self.histories.extend(run_id, Recorded(appended.seq, subject_for(output), output))
+                        record = Recorded(appended.seq, subject_for(output), output)
+                        self.histories.extend(run_id, record)
+                        extended.append(record)
                         expected = appended.seq
                     else:
                         expected = None
                     continue
             await self.log.append(output)
+        return extended
 
     async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:
         """Await the handler; signal in-progress every ``heartbeat`` seconds while it runs."""
@@ -323,6 +375,11 @@ def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
     """An effector records exactly one output; if one exists the effect happened."""
     return any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
 
+
+DECIDE_AHEAD_DEPTH = 8
+"""How many decisions in a row one worker takes ahead of delivery."""
+DECIDED_AHEAD_KEPT = 65536
+"""Decided-ahead keys remembered; a forgotten one only costs re-running a pure decider."""
 
 EFFECT_LABELS = ("result",)
 """Effectors label their single output ``result`` so the dispatcher can recognise it."""

@@ -52,6 +52,10 @@ class RunHistories:
         return records
 
 
+    def cached(self, run_id: str) -> list[Recorded]:
+        """The cached prefix of the run as it stands (no read)."""
+        return list(self._runs.get(run_id, ()))
+
     def last_seq(self, run_id: str) -> int:
         """Last sequence of the cached prefix (0 when nothing is cached)."""
         records = self._runs.get(run_id)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -490,9 +491,12 @@ def _stub(data: bytes, digest: str) -> bytes:
     return json.dumps({"payload_sha256": digest, "size": len(data)}).encode()
 
 
+_KV_KEY = re.compile(r"[-_=.0-9A-Za-z]+")
+
+
 def _kv_key(key: str) -> str:
     """KV keys allow [-/_=.a-zA-Z0-9]; hash anything else."""
-    if all(c.isalnum() or c in "-_=." for c in key) and len(key) < 200:
+    if len(key) < 200 and _KV_KEY.fullmatch(key):
         return key
     return hashlib.sha256(key.encode()).hexdigest()
 

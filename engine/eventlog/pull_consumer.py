@@ -47,9 +47,9 @@ class ContinuousPull:
         self._credit = 0
         self._heard_at = time.monotonic()
         self._buffer: deque[Msg] = deque()
-        self._arrival = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._reconnects = 0
-        
+
     async def start(self) -> None:
         self._sub = await self._nc.subscribe(self._inbox, cb=self._arrived)
         self._reconnects = self._nc.stats["reconnects"]
@@ -62,9 +62,7 @@ class ContinuousPull:
         self._forget_lost_requests()
         await self._top_up(batch)
         if not self._buffer:
-            self._arrival.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrival.wait(), timeout)
+            await self._arrival_within(timeout)
         count = min(batch, len(self._buffer))
         return [self._buffer.popleft() for _ in range(count)]
 
@@ -77,6 +75,18 @@ class ContinuousPull:
         self._credit = 0
         left, self._buffer = list(self._buffer), deque()
         return left
+
+    async def _arrival_within(self, timeout: float) -> None:
+        """Wait on a bare future the arrival callback resolves: one loop turn to wake up,
+        where an Event under ``wait_for`` takes several (it matters once per delivery)."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, _settle, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
 
     @property
     def open_credit(self) -> int:
@@ -109,8 +119,19 @@ class ContinuousPull:
         if status is None:
             self._buffer.append(msg)
             self._credit = max(0, self._credit - 1)
-            self._arrival.set()
+            self._wake()
         elif status != HEARTBEAT_STATUS:  # 404/408/409: a request is over; its unused credit with it
-            left = headers.get("Nats-Pending-Messages", "0")  # type: ignore[union-attr]
-            self._credit = max(0, self._credit - (int(left) if left.isdigit() else 0))
-            self._arrival.set()  # let a waiting taker ask again now rather than at its timeout
+            left = headers.get("Nats-Pending-Messages", "")  # type: ignore[union-attr]
+            # A request refused outright (limits) says nothing of its size: start over
+            # rather than count on credit that is not there.
+            self._credit = max(0, self._credit - int(left)) if left.isdigit() else 0
+            self._wake()  # let a waiting taker ask again now rather than at its timeout
+
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            _settle(self._waiter)
+
+
+def _settle(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
