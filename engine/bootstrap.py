@@ -154,7 +154,9 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
 
     check_settings(settings, load_plugins(settings))  # refuse to start half-configured
     router = ModelRouter()
-    grader = RegistryGrader(ProcessPoolGrader())
+    pool_grader = ProcessPoolGrader()
+    pool_grader.start_in_background()  # a cold pool costs the first grade about a second
+    grader = RegistryGrader(pool_grader)
     tools = ToolRegistry(build_tools(settings))
     services = Services(
         models=KeyedModelRouter(router, settings),

@@ -110,6 +110,10 @@ class ProcessPoolGrader:
         for future in self._current_pool().warm:
             future.result(timeout=STARTUP_TIMEOUT_S)
 
+    def start_in_background(self) -> None:
+        """Begin starting the workers and return at once (the first grade then finds them warm)."""
+        self._current_pool()
+
     def close(self) -> None:
         """Stop the workers; later calls raise ``RuntimeError``. Idempotent."""
         with self._lock:
