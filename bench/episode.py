@@ -3,8 +3,11 @@
 Both run the same two-step episodes (a python call, then an answer) against the same
 OpenAI-compatible fake model over HTTP, the same instant python tool and the same grader.
 The in-process loop calls them directly with no bus; the engine records every step as
-events. Printed: episodes/s for each, the ratio engine/loop, and the engine's per-step
-overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency, concurrency 1 and 32.
+events. Printed: episodes/s for each with the CPU time this process spent per episode
+(the fake model and nats-server run in their own processes), the ratio engine/loop,
+and the engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms
+latency, concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s the process is
+bound by one core, not by the model's latency.
 
     .venv/bin/python bench/episode.py [--episodes 64] [--quick]
 """
@@ -56,7 +59,7 @@ def settings_for(url: str):  # noqa: ANN201
                      "episode": {"max_steps": 4}})
 
 
-async def in_process(url: str, episodes: int, concurrency: int) -> float:
+async def in_process(url: str, episodes: int, concurrency: int) -> tuple[float, float]:
     """The baseline: the same episode logic as direct calls, nothing recorded."""
     settings = settings_for(url)
     router = ModelRouter()
@@ -80,14 +83,14 @@ async def in_process(url: str, episodes: int, concurrency: int) -> float:
                 history.append(HistoryStep(action=reply.text, observation=observation))
 
     await asyncio.gather(*(one() for _ in range(WARM_UP)))
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one() for _ in range(episodes)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     await router.close()
-    return episodes / elapsed
+    return episodes / elapsed, cpu / episodes * 1000
 
 
-async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str) -> float:
+async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str) -> tuple[float, float]:
     """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher."""
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
@@ -112,15 +115,15 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
             await asyncio.wait_for(finished[run_id], 120)
 
     await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(WARM_UP)))
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     await watch.unsubscribe()
     dispatcher.stop()
     await dispatching
     await router.close()
     await log.close()
-    return episodes / elapsed
+    return episodes / elapsed, cpu / episodes * 1000
 
 
 SCRIPT = {"rules": [
@@ -169,11 +172,13 @@ async def main(episodes: int, latencies: list[int], concurrencies: list[int], se
             async with model_server(latency, separate) as url:
                 for concurrency in concurrencies:
                     count = episodes if concurrency > 1 else max(8, episodes // 2)
-                    loop_rate = await in_process(url, count, concurrency)
-                    engine_rate = await engine(url, server.url, count, concurrency,
+                    loop_rate, loop_cpu = await in_process(url, count, concurrency)
+                    engine_rate, engine_cpu = await engine(url, server.url, count, concurrency,
                                                f"{latency}-{concurrency}-{time.monotonic_ns()}")
-                    line = (f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop {loop_rate:8.1f} ep/s"
-                            f"   engine {engine_rate:8.1f} ep/s   ratio {engine_rate / loop_rate:5.2f}x")
+                    line = (f"latency {latency:>3} ms  concurrency {concurrency:>2}:"
+                            f"  loop {loop_rate:6.1f} ep/s ({loop_cpu:4.1f} ms CPU/ep)"
+                            f"  engine {engine_rate:6.1f} ep/s ({engine_cpu:4.1f} ms CPU/ep)"
+                            f"  ratio {engine_rate / loop_rate:4.2f}x")
                     if latency == 0 and concurrency == 1:
                         overhead = (1 / engine_rate - 1 / loop_rate) / 2 * 1000
                         line += f"   engine overhead {overhead:.2f} ms per step"
