@@ -33,6 +33,8 @@ HEARTBEAT_S = 1.0
 """The server signals an idle open request this often."""
 SILENCE_LIMIT_S = 3 * HEARTBEAT_S
 """A request unheard of for this long is presumed lost by the server."""
+STALE_AFTER_S = 10.0
+"""A message left in the buffer this long, beyond the caller's capacity, goes back (nak)."""
 HEARTBEAT_STATUS = "100"
 
 
@@ -46,7 +48,8 @@ class ContinuousPull:
         self._sub: Subscription | None = None
         self._credit = 0
         self._heard_at = time.monotonic()
-        self._buffer: deque[Msg] = deque()
+        self._buffer: deque[tuple[float, Msg]] = deque()
+        """Received, not yet taken: (arrival time, message)."""
         self._waiter: asyncio.Future[None] | None = None
         self._reconnects = 0
 
@@ -64,7 +67,9 @@ class ContinuousPull:
         if not self._buffer:
             await self._arrival_within(timeout)
         count = min(batch, len(self._buffer))
-        return [self._buffer.popleft() for _ in range(count)]
+        taken = [self._buffer.popleft()[1] for _ in range(count)]
+        await self._release_stale()
+        return taken
 
     async def stop(self) -> list[Msg]:
         """Stop receiving; returns messages delivered but never taken (nak them)."""
@@ -73,8 +78,20 @@ class ContinuousPull:
                 await self._sub.unsubscribe()
             self._sub = None
         self._credit = 0
-        left, self._buffer = list(self._buffer), deque()
+        left, self._buffer = [msg for _, msg in self._buffer], deque()
         return left
+
+    async def _release_stale(self) -> None:
+        """Give back messages held beyond the caller's capacity for too long.
+
+        Credit never exceeds free slots, so this only happens when requests presumed lost
+        were alive after all; without it those messages would wait for the ack wait.
+        """
+        now = time.monotonic()
+        while self._buffer and now - self._buffer[0][0] > STALE_AFTER_S:
+            _, msg = self._buffer.popleft()
+            with contextlib.suppress(Exception):
+                await msg.nak()
 
     async def _arrival_within(self, timeout: float) -> None:
         """Wait on a bare future the arrival callback resolves: one loop turn to wake up,
@@ -90,7 +107,13 @@ class ContinuousPull:
 
     @property
     def open_credit(self) -> int:
+        """Messages asked for and not yet received."""
         return self._credit
+
+    @property
+    def held(self) -> int:
+        """Messages received and not yet taken."""
+        return len(self._buffer)
 
     async def _top_up(self, capacity: int) -> None:
         want = capacity - len(self._buffer) - self.open_credit
@@ -117,7 +140,7 @@ class ContinuousPull:
         headers = msg.headers
         status = headers.get("Status") if headers and not msg.data else None
         if status is None:
-            self._buffer.append(msg)
+            self._buffer.append((time.monotonic(), msg))
             self._credit = max(0, self._credit - 1)
             self._wake()
         elif status != HEARTBEAT_STATUS:  # 404/408/409: a request is over; its unused credit with it

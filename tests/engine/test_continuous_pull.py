@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from engine.errors import StreamSetupError
+from engine.eventlog import pull_consumer
 from engine.eventlog.jetstream import JetStreamEventLog
 from engine.nats_server import NatsServerProcess
 from tests.support.factories import submitted
@@ -61,7 +62,7 @@ async def test_messages_received_but_not_handed_out_are_redelivered_at_once_on_c
     for index in range(3):
         await holder.append(submitted(f"r-release-{index}"))
     for _ in range(50):
-        if len(holder_queue.puller._buffer) == 3:  # noqa: SLF001 - waiting for the arrivals
+        if holder_queue.puller.held == 3:
             break
         await asyncio.sleep(0.05)
     await holder.close()
@@ -71,6 +72,32 @@ async def test_messages_received_but_not_handed_out_are_redelivered_at_once_on_c
         assert sorted(d.event.run_id for d in again) == [f"r-release-{i}" for i in range(3)]
     finally:
         await other.close()
+
+
+async def test_messages_held_too_long_beyond_capacity_go_back_to_other_workers(
+    nats_server: NatsServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held messages the worker has no room for are released, not left to the ack wait."""
+    monkeypatch.setattr(pull_consumer, "STALE_AFTER_S", 0.2)
+    busy = await JetStreamEventLog.connect(nats_server.url)
+    idle = await JetStreamEventLog.connect(nats_server.url)
+    try:
+        busy_queue = await busy.work_queue("apollo-workers")
+        assert await busy_queue.pull(3, 0.2) == []
+        for index in range(3):
+            await busy.append(submitted(f"r-stale-{index}"))
+        for _ in range(50):
+            if busy_queue.puller.held == 3:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        [kept] = await busy_queue.pull(1, 0.2)  # room for one only now
+        released = await _pull_until(await idle.work_queue("apollo-workers"), 2, 5.0)
+        assert len(released) == 2 and all(d.deliveries == 2 for d in released)
+        assert kept.seq not in {d.seq for d in released}
+    finally:
+        await busy.close()
+        await idle.close()
 
 
 async def test_pulling_resumes_after_the_server_restarts(nats_server: NatsServerProcess) -> None:
