@@ -215,12 +215,12 @@ class Dispatcher:
                     more = await self._publish(
                         event.run_id, [o for o in outputs if o.event_id not in read.caused], record.seq
                     )
+                    if outputs:
+                        await self.log.mark_handled(key)
                 except Exception as exc:  # noqa: BLE001 - the delivery will decide (and retry, and record)
                     log.debug("decide_ahead_skipped", handler=route.name, error=repr(exc))
-                    settled.set_result(False)
+                    settled.set_result(False)  # a delivery waiting on it must never hang
                     continue
-                if outputs:
-                    await self.log.mark_handled(key)
                 settled.set_result(True)
                 await self._decide_ahead(more, depth + 1)
 

@@ -166,7 +166,13 @@ class JetStreamEventLog:
         self, subject: str, data: bytes, msg_id: str | None = None, extra: dict[str, str] | None = None
     ) -> Appended:
         """Publish bytes with ``Nats-Msg-Id``; big bodies go to the Object Store first."""
-        data, headers = await self._outgoing(data, msg_id, extra)
+        headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
+        headers.update(extra or {})
+        if len(data) > self.inline_limit:
+            digest = hashlib.sha256(data).hexdigest()
+            await self._store_payload(digest, data)
+            headers[PAYLOAD_HEADER] = digest
+            data = _stub(data, digest)
         try:
             ack = await self.js.publish(subject, data, headers=headers or None, timeout=10.0)
         except nats.js.errors.BadRequestError as exc:
@@ -178,19 +184,6 @@ class JetStreamEventLog:
             msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
             raise PublishError(msg) from exc
         return Appended(ack.seq, bool(ack.duplicate))
-
-    async def _outgoing(
-        self, data: bytes, msg_id: str | None, extra: dict[str, str] | None
-    ) -> tuple[bytes, dict[str, str]]:
-        """Body and headers to publish: a body over the inline limit goes to the Object Store."""
-        headers = {"Nats-Msg-Id": msg_id} if msg_id else {}
-        headers.update(extra or {})
-        if len(data) > self.inline_limit:
-            digest = hashlib.sha256(data).hexdigest()
-            await self._store_payload(digest, data)
-            headers[PAYLOAD_HEADER] = digest
-            data = _stub(data, digest)
-        return data, headers
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
         return [await self.append(event) for event in events]
