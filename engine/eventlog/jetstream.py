@@ -19,6 +19,7 @@ from nats.js import JetStreamContext, api
 
 from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
 from engine.eventlog.port import Appended, Delivery
+from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
@@ -60,6 +61,7 @@ class JetStreamEventLog:
         self._queues: dict[str, JetStreamWorkQueue] = {}
         self._reply_prefix: str | None = None
         self._waiting: dict[str, _PendingBatch] = {}
+        self._publisher = StreamPublisher(nc, timeout=10.0)
 
     @classmethod
     async def connect(
@@ -174,16 +176,16 @@ class JetStreamEventLog:
             headers[PAYLOAD_HEADER] = digest
             data = _stub(data, digest)
         try:
-            ack = await self.js.publish(subject, data, headers=headers or None, timeout=10.0)
-        except nats.js.errors.BadRequestError as exc:
+            seq, duplicate = await self._publisher.publish(subject, data, headers or None)
+        except PublishRefused as exc:
             if exc.err_code == WRONG_LAST_SEQUENCE:
-                raise RunMovedOn(str(exc.description)) from exc
+                raise RunMovedOn(exc.description) from exc
             msg = f"append to {subject} was refused: {exc.description}"
             raise PublishError(msg) from exc
-        except (TimeoutError, nats.errors.Error, nats.js.errors.Error) as exc:
+        except (TimeoutError, nats.errors.Error) as exc:
             msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
             raise PublishError(msg) from exc
-        return Appended(ack.seq, bool(ack.duplicate))
+        return Appended(seq, duplicate)
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
         return [await self.append(event) for event in events]
@@ -392,6 +394,7 @@ class JetStreamEventLog:
         for queue in self._queues.values():
             with contextlib.suppress(Exception):
                 await queue.release()
+        await self._publisher.close()
         with contextlib.suppress(Exception):
             await self.nc.flush(timeout=5)
         await self.nc.close()

@@ -1,0 +1,89 @@
+"""The acknowledged publisher against a real nats-server: sequences, refusals, silence, garbage."""
+
+from __future__ import annotations
+
+import asyncio
+
+import nats
+import pytest
+
+from engine.errors import PublishError, RunMovedOn
+from engine.eventlog.jetstream import JetStreamEventLog
+from engine.eventlog.publisher import PublishRefused, PublishTimeout, StreamPublisher
+from engine.nats_server import NatsServerProcess
+from tests.support.factories import submitted
+
+
+async def _never_answer(msg) -> None:  # noqa: ANN001 - nats callback
+    del msg
+
+
+async def test_concurrent_appends_each_get_their_own_sequence(jetstream_log: JetStreamEventLog) -> None:
+    events = [submitted(run_id=f"pub-{i}") for i in range(200)]
+    appended = await asyncio.gather(*(jetstream_log.append(event) for event in events))
+    assert sorted(a.seq for a in appended) == list(range(1, 201))
+    stored = {record.event.run_id: record.seq async for record in jetstream_log.read_all()}
+    assert stored == {event.run_id: a.seq for event, a in zip(events, appended, strict=True)}
+
+
+async def test_a_repeated_message_id_is_reported_as_a_duplicate(jetstream_log: JetStreamEventLog) -> None:
+    event = submitted(run_id="dup")
+    first = await jetstream_log.append(event)
+    again = await jetstream_log.append(event)
+    assert (first.duplicate, again.duplicate) == (False, True)
+    assert again.seq == first.seq
+
+
+async def test_a_failed_expectation_is_run_moved_on(jetstream_log: JetStreamEventLog) -> None:
+    first = await jetstream_log.append(submitted(run_id="moved"))
+    await jetstream_log.append(submitted(run_id="moved", event_id="second"))
+    with pytest.raises(RunMovedOn):
+        await jetstream_log.append(submitted(run_id="moved", event_id="third"), expected_run_seq=first.seq)
+
+
+async def test_a_subject_no_stream_stores_is_refused_not_hung(jetstream_log: JetStreamEventLog) -> None:
+    with pytest.raises(PublishError, match="refused: no stream"):
+        await jetstream_log.append_raw("nobody.stores.this", b"{}")
+
+
+async def test_silence_fails_after_the_timeout(nats_server: NatsServerProcess) -> None:
+    """A responder that never answers (no stream, but someone listening) ends in a timeout."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        await nc.subscribe("silent.subject", cb=_never_answer)
+        publisher = StreamPublisher(nc, timeout=0.3)
+        with pytest.raises(PublishTimeout):
+            await publisher.publish("silent.subject", b"x", None)
+        await publisher.close()
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("reply", [b"not json", b'{"stream": "S"}', b"[1, 2]", b'{"seq": "seven"}'])
+async def test_a_garbage_acknowledgement_is_a_clear_refusal(nats_server: NatsServerProcess, reply: bytes) -> None:
+    nc = await nats.connect(nats_server.url)
+    try:
+        async def answer(msg) -> None:  # noqa: ANN001 - nats callback
+            await msg.respond(reply)
+
+        await nc.subscribe("garbage.acks", cb=answer)
+        publisher = StreamPublisher(nc, timeout=5.0)
+        with pytest.raises(PublishRefused, match="acknowledgement"):
+            await publisher.publish("garbage.acks", b"x", None)
+        await publisher.close()
+    finally:
+        await nc.close()
+
+
+async def test_closing_fails_publishes_still_waiting(nats_server: NatsServerProcess) -> None:
+    nc = await nats.connect(nats_server.url)
+    try:
+        await nc.subscribe("slow.subject", cb=_never_answer)
+        publisher = StreamPublisher(nc, timeout=30.0)
+        waiting = asyncio.create_task(publisher.publish("slow.subject", b"x", None))
+        await asyncio.sleep(0.2)
+        await publisher.close()
+        with pytest.raises(PublishTimeout):
+            await asyncio.wait_for(waiting, 5)
+    finally:
+        await nc.close()
