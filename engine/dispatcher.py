@@ -177,7 +177,9 @@ class Dispatcher:
         )
         structlog.contextvars.bind_contextvars(handler=route.name)
         started = time.perf_counter()
-        outputs = await self._with_heartbeat(route.handler(event, ctx), delivery)
+        work = route.handler(event, ctx)
+        # Deciders are quick pure functions; only effects can outlast the ack wait.
+        outputs = await (self._with_heartbeat(work, delivery) if route.kind == "effect" else work)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
         appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,9 +17,20 @@ E = TypeVar("E", bound=Event)
 _ID_NAMESPACE = uuid.UUID("8f0c2d61-5b8e-4f51-9b77-6f3d8a7e2c10")
 
 
+_NAMESPACE_BYTES = _ID_NAMESPACE.bytes
+
+
 def derive_id(cause_id: str, handler: str, label: str) -> str:
-    """A stable id for output ``label`` of ``handler`` answering event ``cause_id``."""
-    return str(uuid.uuid5(_ID_NAMESPACE, f"{cause_id}/{handler}/{label}"))
+    """A stable id for output ``label`` of ``handler`` answering event ``cause_id``.
+
+    The text of ``uuid.uuid5(_ID_NAMESPACE, "cause/handler/label")``, built without the
+    UUID object (the dispatcher derives several ids per event; recorded logs hold these).
+    """
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + f"{cause_id}/{handler}/{label}".encode()).digest()[:16])
+    digest[6] = digest[6] & 0x0F | 0x50  # version 5
+    digest[8] = digest[8] & 0x3F | 0x80  # RFC 4122 variant
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 @dataclass(frozen=True)

@@ -427,7 +427,7 @@ class JetStreamWorkQueue:
                 await msg.nak()
 
     async def _delivery(self, msg: Msg) -> Delivery:
-        meta = msg.metadata
+        seq, deliveries = _sequence_and_deliveries(msg)
         try:
             data = await self.log._materialize(msg.data, msg.headers)
         except Exception as exc:  # noqa: BLE001 - a missing payload becomes a rejected event
@@ -441,9 +441,9 @@ class JetStreamWorkQueue:
             await msg.nak(delay=delay)
 
         return Delivery(
-            seq=meta.sequence.stream,
+            seq=seq,
             subject=msg.subject,
-            deliveries=meta.num_delivered,
+            deliveries=deliveries,
             event=event,
             error=error,
             raw=data,
@@ -480,6 +480,15 @@ def _sequence_and_pending(msg: Msg) -> tuple[int, int]:
         return int(tokens[5]), int(tokens[8])
     meta = msg.metadata
     return meta.sequence.stream, meta.num_pending
+
+
+def _sequence_and_deliveries(msg: Msg) -> tuple[int, int]:
+    """Stream sequence and delivery count of a consumer's message (split as above)."""
+    tokens = (msg.reply or "").split(".")
+    if len(tokens) == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
+        return int(tokens[5]), int(tokens[4])
+    meta = msg.metadata
+    return meta.sequence.stream, meta.num_delivered
 
 
 def _stub(data: bytes, digest: str) -> bytes:
