@@ -18,6 +18,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -90,14 +92,76 @@ async def in_process(url: str, episodes: int, concurrency: int) -> tuple[float, 
     return episodes / elapsed, cpu / episodes * 1000
 
 
-async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str) -> tuple[float, float]:
-    """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher."""
+async def serve_worker(url: str, nats_url: str) -> None:
+    """One engine worker: the dispatcher with the benchmark's services, until stopped."""
+    configure_logging(level="error")
+    log = await JetStreamEventLog.connect(nats_url)
+    router = ModelRouter()
+    svc = services(settings_for(url), models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
+    dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, dispatcher.stop)
+    print("pulling", flush=True)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads the pipe from here on
+    await dispatcher.run()
+    await router.close()
+    await log.close()
+
+
+@contextlib.contextmanager
+def worker_processes(count: int, url: str, nats_url: str) -> Iterator[list[int]]:
+    """``count`` engine workers in their own processes (none: this process dispatches)."""
+    processes = [
+        subprocess.Popen(  # noqa: S603 - this very script
+            [sys.executable, __file__, "--serve-worker", url, nats_url], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(count)
+    ]
+    try:
+        for process in processes:  # each says when it pulls, then writes nothing more
+            if process.stdout is None or process.stdout.readline().strip() != "pulling":
+                raise SystemExit("a benchmark worker did not start")
+        yield [process.pid for process in processes]
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of other processes so far (0 where /proc is missing)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str,
+                 workers: int = 0) -> tuple[float, float]:
+    """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher.
+
+    With ``workers`` > 0 the dispatching happens in that many worker processes (their
+    CPU is counted with this process's); otherwise in this process.
+    """
+    with worker_processes(workers, url, nats_url) as pids:
+        return await _engine(url, nats_url, episodes, concurrency, tag, pids)
+
+
+async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str,
+                  pids: list[int]) -> tuple[float, float]:
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
     router = ModelRouter()
     svc = services(settings, models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
     dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
-    dispatching = asyncio.create_task(dispatcher.run())
+    dispatching = asyncio.create_task(dispatcher.run()) if not pids else None
     finished: dict[str, asyncio.Future[None]] = {}
 
     async def completed(msg) -> None:  # noqa: ANN001 - nats callback
@@ -114,13 +178,14 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
             await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
             await asyncio.wait_for(finished[run_id], 120)
 
-    await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(WARM_UP)))
-    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(max(WARM_UP, 2 * len(pids)))))
+    started, cpu = time.perf_counter(), time.process_time() + cpu_seconds(pids)
     await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    elapsed, cpu = time.perf_counter() - started, time.process_time() + cpu_seconds(pids) - cpu
     await watch.unsubscribe()
     dispatcher.stop()
-    await dispatching
+    if dispatching is not None:
+        await dispatching
     await router.close()
     await log.close()
     return episodes / elapsed, cpu / episodes * 1000
@@ -164,25 +229,28 @@ async def model_server(latency: int, separate: bool) -> AsyncIterator[str]:
             yield fake.base_url
 
 
-async def main(episodes: int, latencies: list[int], concurrencies: list[int], separate: bool) -> None:
+async def main(episodes: int, latencies: list[int], concurrencies: list[int], separate: bool,
+               worker_counts: list[int]) -> None:
     configure_logging(level="error")
-    print(f"fake model {'in its own process' if separate else 'inside this process'}", flush=True)
+    print(f"fake model {'in its own process' if separate else 'inside this process'}; "
+          f"{os.cpu_count()} CPU cores", flush=True)
     with nats_server() as server:
         for latency in latencies:
             async with model_server(latency, separate) as url:
                 for concurrency in concurrencies:
                     count = episodes if concurrency > 1 else max(8, episodes // 2)
                     loop_rate, loop_cpu = await in_process(url, count, concurrency)
-                    engine_rate, engine_cpu = await engine(url, server.url, count, concurrency,
-                                               f"{latency}-{concurrency}-{time.monotonic_ns()}")
-                    line = (f"latency {latency:>3} ms  concurrency {concurrency:>2}:"
-                            f"  loop {loop_rate:6.1f} ep/s ({loop_cpu:4.1f} ms CPU/ep)"
-                            f"  engine {engine_rate:6.1f} ep/s ({engine_cpu:4.1f} ms CPU/ep)"
-                            f"  ratio {engine_rate / loop_rate:4.2f}x")
-                    if latency == 0 and concurrency == 1:
-                        overhead = (1 / engine_rate - 1 / loop_rate) / 2 * 1000
-                        line += f"   engine overhead {overhead:.2f} ms per step"
-                    print(line, flush=True)
+                    print(f"latency {latency:>3} ms  concurrency {concurrency:>2}:"
+                          f"  loop {loop_rate:6.1f} ep/s ({loop_cpu:4.1f} ms CPU/ep)", flush=True)
+                    for workers in worker_counts:
+                        rate, cpu = await engine(url, server.url, count, concurrency,
+                                                 f"{latency}-{concurrency}-{workers}-{time.monotonic_ns()}", workers)
+                        where = f"{workers} worker processes" if workers else "dispatcher in this process"
+                        line = (f"    engine, {where:<26} {rate:6.1f} ep/s ({cpu:4.1f} ms CPU/ep)"
+                                f"  ratio {rate / loop_rate:4.2f}x")
+                        if latency == 0 and concurrency == 1 and not workers:
+                            line += f"   overhead {(1 / rate - 1 / loop_rate) / 2 * 1000:.2f} ms per step"
+                        print(line, flush=True)
     print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
 
 
@@ -190,7 +258,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    parser.add_argument("--latencies", type=int, nargs="+", default=[0, 50], help="model latencies in ms")
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, os.cpu_count() or 1],
+                        help="engine variants: 0 = dispatch in the benchmark's process, N = N worker processes")
     parser.add_argument("--same-process-model", action="store_true",
                         help="serve the fake model inside the benchmark's process (its CPU then competes)")
+    parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(main(16 if args.quick else args.episodes, [0, 50], [1, 32], not args.same_process_model))
+    if args.serve_worker:
+        asyncio.run(serve_worker(*args.serve_worker))
+    else:
+        asyncio.run(main(16 if args.quick else args.episodes, args.latencies, [1, 32], not args.same_process_model,
+                         args.workers))
