@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import time
 import traceback
-import uuid
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +21,7 @@ from typing import Protocol
 import structlog
 
 from engine.errors import EngineError, RunMovedOn
-from engine.eventlog.port import ClaimStatus, Delivery, EventLog
+from engine.eventlog.port import Delivery, EventLog
 from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
@@ -59,8 +58,6 @@ class DispatcherSettings:
     heartbeat: float = 15.0
     """Seconds between in-progress signals while a handler runs (keeps ack_wait away)."""
     pull_timeout: float = 1.0
-    run_effects_ahead: bool = True
-    """Run the effects of events this worker appends right away, claiming them (see below)."""
 
 
 class Dispatcher:
@@ -84,10 +81,6 @@ class Dispatcher:
         self.handled = 0
         self._decided_ahead: dict[str, asyncio.Future[bool]] = {}
         """(route, event) pairs this worker decides before the event's delivery: done when settled."""
-        self.worker_id = uuid.uuid4().hex
-        self._running_ahead: dict[str, asyncio.Future[bool]] = {}
-        """Claimed events (by id) whose handling this worker runs ahead: True once all recorded."""
-        self._unsettled_claims = 0
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -97,7 +90,6 @@ class Dispatcher:
     async def run(self) -> None:
         """Pull and handle until :meth:`stop`; in-flight handlers finish first."""
         queue = await self.log.work_queue(self.settings.consumer)
-        await self.log.serve_claims(self.worker_id, self._is_running_ahead)
         slots = asyncio.Semaphore(self.settings.concurrency)
         while not self._stopping.is_set():
             free = self.settings.concurrency - len(self._tasks)
@@ -144,14 +136,12 @@ class Dispatcher:
             self.observer.redelivered(tag, delivery.deliveries)
         try:
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
-            if routes and delivery.claimed_by is not None and await self._claimant_handles(delivery, event):
-                return
             if self._decided_ahead:
                 routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
             if routes:
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
                 for route in routes:
-                    await self._run_route(route, event, read, delivery.seq, delivery)
+                    await self._run_route(route, event, delivery, read)
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return
@@ -166,41 +156,12 @@ class Dispatcher:
             found = self._by_type[event_type] = routes_for(self.routes, event_type)
         return found
 
-    async def _claimant_handles(self, delivery: Delivery, event: Event) -> bool:
-        """For a claimed event: whether its claimant took care of it (then it is acked or
-        put back here); False means handle it as usual, its history read afresh."""
-        if delivery.claimed_by == self.worker_id:
-            settled = self._running_ahead.pop(event.event_id, None)
-            if settled is not None and await self._with_heartbeat(settled, delivery):
-                await delivery.ack()
-                self.handled += 1
-                return True
-        else:
-            status = await self.log.claim_status(delivery.claimed_by or "", event.event_id)
-            if status is ClaimStatus.RUNNING:  # back later, when its outputs are recorded
-                await delivery.nak(self._backoff(delivery.deliveries))
-                return True
-        # The claimant finished, failed or is gone: whatever it recorded is in a fresh read.
-        await self.histories.fresh(event.run_id)
-        return False
-
-    def _is_running_ahead(self, event_id: str) -> bool:
-        settled = self._running_ahead.get(event_id)
-        return settled is not None and not settled.done()
-
-    async def _run_route(
-        self, route: Route, event: Event, read: _HistoryRead, seq: int, delivery: Delivery | None = None
-    ) -> None:
-        """Run one handler on an event at stream sequence ``seq`` and record its outputs.
-
-        ``delivery`` is None when this worker runs the route ahead of the event's delivery.
-        """
+    async def _run_route(self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead) -> None:
         key = f"{route.name}.{event.event_id}"
         # Only a redelivered event can have been handled before, or a request a fork copied
         # together with its result (the fork marks those handled before appending them).
         # Deciders could skip even that check (re-deciding is harmless and deduplicated).
-        redelivered = delivery is not None and delivery.deliveries > 1
-        may_be_handled = redelivered or (route.kind == "effect" and read.is_fork)
+        may_be_handled = delivery.deliveries > 1 or (route.kind == "effect" and read.is_fork)
         if may_be_handled and await self.log.was_handled(key):
             return
         caused = read.caused
@@ -218,11 +179,10 @@ class Dispatcher:
         started = time.perf_counter()
         work = route.handler(event, ctx)
         # Deciders are quick pure functions; only effects can outlast the ack wait.
-        held = delivery is not None and route.kind == "effect"
-        outputs = await (self._with_heartbeat(work, delivery) if held else work)  # type: ignore[arg-type]
+        outputs = await (self._with_heartbeat(work, delivery) if route.kind == "effect" else work)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
-        appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], seq)
+        appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
         if outputs or route.kind == "effect":
             # A decider with nothing to say needs no mark: re-running it is free and harmless.
             await self.log.mark_handled(key)
@@ -244,7 +204,7 @@ class Dispatcher:
             event = record.event
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
             if not routes or any(route.kind != "decide" for route in routes):
-                continue  # an effect is either claimed and under way already, or left to the delivery
+                continue
             read = _HistoryRead(self.histories.cached(event.run_id), event, record.seq)
             for route in routes:
                 key = f"{route.name}.{event.event_id}"
@@ -283,89 +243,21 @@ class Dispatcher:
         expected = self.histories.last_seq(run_id) if self.histories.last_seq(run_id) >= input_seq else None
         for output in outputs:
             if expected is not None:
-                claim = self._claim(output)
-                claimant = self.worker_id if claim is not None else None
                 try:
-                    appended = await self.log.append(output, expected_run_seq=expected, claimed_by=claimant)
+                    appended = await self.log.append(output, expected_run_seq=expected)
                 except RunMovedOn:
                     expected = None
-                except BaseException:
-                    self._unclaim(output, claim)
-                    raise
                 else:
                     if not appended.duplicate:
                         record = Recorded(appended.seq, subject_for(output), output)
                         self.histories.extend(run_id, record)
                         extended.append(record)
                         expected = appended.seq
-                        if claim is not None:
-                            self._start_ahead(record, claim)
                     else:
                         expected = None
-                        self._unclaim(output, claim)
                     continue
-                self._unclaim(output, claim)
             await self.log.append(output)
         return extended
-
-    def _claim(self, event: Event) -> asyncio.Future[bool] | None:
-        """Claim an event's effects for this worker when it can run them right after appending.
-
-        The effects of an event this worker appends with its history cached gap-free can
-        start at once instead of after a bus round trip to its delivery. The claim travels
-        with the event: the delivery, wherever it lands, asks the claimant, and handles the
-        event as usual only once the claimant is done with it, failed, or gone.
-        """
-        if not self.settings.run_effects_ahead or self._unsettled_claims >= self.settings.concurrency:
-            return None
-        if event.event_id in self._running_ahead:  # appended again (a redelivered input): claimed once
-            return None
-        routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
-        if not any(route.kind == "effect" for route in routes):
-            return None
-        settled = self._running_ahead[event.event_id] = asyncio.get_running_loop().create_future()
-        self._unsettled_claims += 1
-        settled.add_done_callback(self._claim_settled)
-        if len(self._running_ahead) > DECIDED_AHEAD_KEPT:  # deliveries of settled ones went elsewhere
-            oldest = next((key for key, future in self._running_ahead.items() if future.done()), None)
-            if oldest is not None:
-                del self._running_ahead[oldest]
-        return settled
-
-    def _claim_settled(self, _: asyncio.Future[bool]) -> None:
-        self._unsettled_claims -= 1
-
-    def _unclaim(self, event: Event, claim: asyncio.Future[bool] | None) -> None:
-        """The claimed append did not land as ours: nothing runs ahead."""
-        if claim is not None:
-            if self._running_ahead.get(event.event_id) is claim:
-                del self._running_ahead[event.event_id]
-            if not claim.done():
-                claim.set_result(False)
-
-    def _start_ahead(self, record: Recorded, settled: asyncio.Future[bool]) -> None:
-        # The future is handed over, not looked up: the delivery may have taken it already.
-        task = asyncio.create_task(self._run_ahead(record, settled))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _run_ahead(self, record: Recorded, settled: asyncio.Future[bool]) -> None:
-        """Handle a claimed event as its delivery would, and settle the claim."""
-        event = record.event
-        recorded = False
-        try:
-            structlog.contextvars.clear_contextvars()
-            structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, ahead=True)
-            read = _HistoryRead(self.histories.cached(event.run_id), event, record.seq)
-            for route in self._routes_for(type(event)):
-                if route.applies_to(event):
-                    await self._run_route(route, event, read, record.seq)
-            recorded = True
-        except Exception as exc:  # noqa: BLE001 - the delivery will handle it (and retry, and record)
-            log.debug("run_ahead_failed", error=repr(exc))
-        finally:
-            if not settled.done():
-                settled.set_result(recorded)
 
     async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:
         """Await the handler; signal in-progress every ``heartbeat`` seconds while it runs."""

@@ -35,10 +35,6 @@ class RunHistories:
         """
         return list(await self._refresh(run_id, seq, upto=None))
 
-    async def fresh(self, run_id: str) -> list[Recorded]:
-        """The run's events including everything recorded so far (always reads what is new)."""
-        return list(await self._refresh(run_id, _EVERYTHING, upto=None))
-
     async def _refresh(self, run_id: str, seq: int, *, upto: int | None) -> list[Recorded]:
         records = self._runs.get(run_id)
         if records is None:
@@ -74,6 +70,3 @@ class RunHistories:
 
 def events_of(records: list[Recorded]) -> list[Event]:
     return [record.event for record in records]
-
-
-_EVERYTHING = 2**63 - 1

@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import nats
@@ -18,7 +18,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
-from engine.eventlog.port import Appended, ClaimStatus, Delivery
+from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
 from engine.nats_server import MIN_SERVER_VERSION
@@ -28,11 +28,6 @@ from events.codec import DecodeError, UnknownEvent, decode, encode
 from events.record import Recorded
 from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for
 
-CLAIM_HEADER = "Apollo-Claimed-By"
-"""Names the worker that runs this event's effects itself (see ``Dispatcher``)."""
-CLAIMS_SUBJECT = "apollo_claims"
-"""``apollo_claims.<worker>`` answers claim questions (outside ``apollo.>``: never stored)."""
-_WORKER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 """Set on a stub message whose real body lives in the Object Store under this hash."""
 
@@ -154,40 +149,20 @@ class JetStreamEventLog:
 
     # -- writing ---------------------------------------------------------------------
 
-    async def append(
-        self, event: Event, *, expected_run_seq: int | None = None, claimed_by: str | None = None
-    ) -> Appended:
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
         """Append one event; with ``expected_run_seq`` only if that is still the run's last.
 
         Raises:
             RunMovedOn: another event of the run was appended after ``expected_run_seq``.
             PublishError: the server did not acknowledge the append.
         """
-        headers = {}
+        headers = None
         if expected_run_seq is not None:
-            headers["Nats-Expected-Last-Subject-Sequence"] = str(expected_run_seq)
-            headers["Nats-Expected-Last-Subject-Sequence-Subject"] = run_filter(event.run_id)
-        if claimed_by is not None:
-            headers[CLAIM_HEADER] = claimed_by
+            headers = {
+                "Nats-Expected-Last-Subject-Sequence": str(expected_run_seq),
+                "Nats-Expected-Last-Subject-Sequence-Subject": run_filter(event.run_id),
+            }
         return await self.append_raw(subject_for(event), encode(event), event.event_id, headers)
-
-    async def serve_claims(self, worker: str, is_running: Callable[[str], bool]) -> None:
-        async def answer(msg: Msg) -> None:
-            running = is_running(msg.data.decode("utf-8", errors="replace"))
-            with contextlib.suppress(Exception):  # the asker may be gone already
-                await msg.respond(ClaimStatus.RUNNING.value.encode() if running else b"no")
-
-        await self.nc.subscribe(f"{CLAIMS_SUBJECT}.{worker}", cb=answer)
-
-    async def claim_status(self, worker: str, event_id: str) -> ClaimStatus:
-        """A worker that does not answer in time counts as gone (at worst the effect runs twice)."""
-        if not _WORKER_ID.fullmatch(worker):
-            return ClaimStatus.GONE
-        try:
-            reply = await self.nc.request(f"{CLAIMS_SUBJECT}.{worker}", event_id.encode(), timeout=2.0)
-        except (TimeoutError, nats.errors.Error):
-            return ClaimStatus.GONE
-        return ClaimStatus.RUNNING if reply.data == ClaimStatus.RUNNING.value.encode() else ClaimStatus.NOT_RUNNING
 
     async def append_raw(
         self, subject: str, data: bytes, msg_id: str | None = None, extra: dict[str, str] | None = None
@@ -476,7 +451,6 @@ class JetStreamWorkQueue:
             _nak=nak,
             _term=msg.term,
             _progress=msg.in_progress,
-            claimed_by=_claimant(msg),
         )
 
 
@@ -506,12 +480,6 @@ def _sequence_and_pending(msg: Msg) -> tuple[int, int]:
         return int(tokens[5]), int(tokens[8])
     meta = msg.metadata
     return meta.sequence.stream, meta.num_pending
-
-
-def _claimant(msg: Msg) -> str | None:
-    """The claiming worker's id, when the header holds a well-formed one (it is bus input)."""
-    worker = (msg.headers or {}).get(CLAIM_HEADER)
-    return worker if worker and _WORKER_ID.fullmatch(worker) else None
 
 
 def _sequence_and_deliveries(msg: Msg) -> tuple[int, int]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from engine.errors import RunMovedOn
-from engine.eventlog.port import Appended, ClaimStatus, Delivery
+from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.subject_match import subject_matches
 from events.base import Event
 from events.codec import DecodeError, UnknownEvent, decode, encode
@@ -24,13 +24,9 @@ class InMemoryEventLog:
         self._checkpoints: dict[str, bytes] = {}
         self._consumers: dict[str, _Consumer] = {}
         self._new_message = asyncio.Condition()
-        self._claims: dict[int, str] = {}
-        self._claim_servers: dict[str, Callable[[str], bool]] = {}
         self.max_deliver = max_deliver
 
-    async def append(
-        self, event: Event, *, expected_run_seq: int | None = None, claimed_by: str | None = None
-    ) -> Appended:
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
         existing = self._ids.get(event.event_id)
         if existing is not None:
             return Appended(existing, duplicate=True)
@@ -39,18 +35,7 @@ class InMemoryEventLog:
             if last != expected_run_seq:
                 msg = f"wrong last sequence: {last}"
                 raise RunMovedOn(msg)
-        if claimed_by is not None:
-            self._claims[len(self._messages) + 1] = claimed_by
         return await self.append_raw(subject_for(event), encode(event), event.event_id)
-
-    async def serve_claims(self, worker: str, is_running: Callable[[str], bool]) -> None:
-        self._claim_servers[worker] = is_running
-
-    async def claim_status(self, worker: str, event_id: str) -> ClaimStatus:
-        server = self._claim_servers.get(worker)
-        if server is None:
-            return ClaimStatus.GONE
-        return ClaimStatus.RUNNING if server(event_id) else ClaimStatus.NOT_RUNNING
 
     def _last_run_seq(self, run_id: str) -> int:
         for seq in range(len(self._messages), 0, -1):
@@ -137,9 +122,7 @@ class InMemoryEventLog:
         async def progress() -> None:
             return None
 
-        return Delivery(
-            seq, subject, state.counts[seq], event, error, data, ack, nak, term, progress, self._claims.get(seq)
-        )
+        return Delivery(seq, subject, state.counts[seq], event, error, data, ack, nak, term, progress)
 
     def _next_seq(self, state: _Consumer) -> int | None:
         if state.redeliver:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
 from events.base import Event
@@ -38,8 +37,6 @@ class Delivery:
     _nak: object
     _term: object
     _progress: object
-    claimed_by: str | None = None
-    """The worker that said, when appending this event, it would run its effects itself."""
 
     async def ack(self) -> None:
         await self._ack()  # type: ignore[operator]
@@ -54,17 +51,6 @@ class Delivery:
         await self._progress()  # type: ignore[operator]
 
 
-class ClaimStatus(Enum):
-    """What a claiming worker says about an event whose effects it took on."""
-
-    RUNNING = "running"
-    """Still at work on it: its outputs will follow."""
-    NOT_RUNNING = "not-running"
-    """Finished (outputs recorded) or never started: handle the event as usual."""
-    GONE = "gone"
-    """No such worker answers (it stopped or crashed): handle the event as usual."""
-
-
 class WorkQueue(Protocol):
     """Pulls deliveries from a durable consumer."""
 
@@ -76,23 +62,12 @@ class WorkQueue(Protocol):
 class EventLog(Protocol):
     """Append-only, ordered, deduplicated storage of events."""
 
-    async def append(
-        self, event: Event, *, expected_run_seq: int | None = None, claimed_by: str | None = None
-    ) -> Appended:
+    async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
         """Store one event; an already stored ``event_id`` is not stored twice.
 
         With ``expected_run_seq``, store it only if that is still the run's last sequence
         (else raise ``RunMovedOn``): how a worker knows its cached history has no gap.
-        ``claimed_by`` travels beside the event to its delivery (not in the event).
         """
-        ...
-
-    async def serve_claims(self, worker: str, is_running: Callable[[str], bool]) -> None:
-        """Answer other workers' :meth:`claim_status` for ``worker`` (by event id) from now on."""
-        ...
-
-    async def claim_status(self, worker: str, event_id: str) -> ClaimStatus:
-        """Ask ``worker`` whether it is still running the effects of ``event_id``."""
         ...
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
