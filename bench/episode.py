@@ -103,7 +103,7 @@ async def serve_worker(url: str, nats_url: str) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, dispatcher.stop)
     print("pulling", flush=True)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads the pipe from here on
+    sys.stdout = open(os.devnull, "w")  # noqa: ASYNC230, SIM115 - nobody reads the pipe from here on
     await dispatcher.run()
     await router.close()
     await log.close()
