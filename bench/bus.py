@@ -5,6 +5,8 @@ Prints p50/p99 latency and events/s for:
   append   JetStreamEventLog.append (encode + Nats-Msg-Id + acked publish)
   handler  append a submission -> dispatcher -> handler -> output recorded and seen
 and the ratios engine/raw. Targets: append p50 <= 1.5x raw; handler round trip p50 <= 4x raw.
+Then 32 concurrent publishers: events/s and this process's CPU per publish for nats-py's
+``js.publish`` (the baseline) and for ``append`` (acknowledgements on one shared inbox).
 
     .venv/bin/python bench/bus.py [--n 2000]
 """
@@ -88,6 +90,38 @@ async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[
     return samples
 
 
+async def concurrent(publish, n: int, writers: int = 32) -> tuple[float, float]:  # noqa: ANN001
+    """Events/s and CPU microseconds per publish with ``writers`` publishing at once."""
+    async def writer(index: int) -> None:
+        for i in range(n // writers):
+            await publish(index, i)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(writer(index) for index in range(writers)))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    total = n // writers * writers
+    return total / elapsed, cpu / total * 1e6
+
+
+async def compare_concurrent(log: JetStreamEventLog, n: int, body: bytes) -> None:
+    tag = uuid.uuid4().hex[:6]
+
+    async def raw(index: int, i: int) -> None:
+        await log.js.publish(f"apollo.run.cr-{tag}-{index}.problem.submitted", body,
+                             headers={"Nats-Msg-Id": f"cr-{tag}-{index}-{i}"})
+
+    async def append(index: int, i: int) -> None:
+        await log.append(submitted(f"ca-{tag}-{index}", event_id=f"ca-{tag}-{index}-{i}"))
+
+    await concurrent(raw, 640)  # warm-up, both paths
+    await concurrent(append, 640)
+    raw_rate, raw_cpu = await concurrent(raw, n)
+    append_rate, append_cpu = await concurrent(append, n)
+    print(f"32 at once: js.publish {raw_rate:7.0f} events/s ({raw_cpu:5.0f} us CPU each)"
+          f"   append {append_rate:7.0f} events/s ({append_cpu:5.0f} us CPU each, encoding included)")
+    print(f"append / js.publish  CPU per publish {append_cpu / raw_cpu:.2f}x   events/s {append_rate / raw_rate:.2f}x")
+
+
 def line(name: str, samples: list[float]) -> dict[str, float]:
     stats = summary_ms(samples)
     rate = len(samples) / sum(samples)
@@ -107,10 +141,12 @@ async def main(n: int) -> None:
             raw = line("raw", await raw_publishes(server.url, n, body))
             append = line("append", await engine_appends(log, n))
             handler = line("handler", await handler_round_trips(log, server.url, max(200, n // 4)))
+            print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
+            print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
+            print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x")
+            await compare_concurrent(log, 4 * n, body)
             await log.close()
-        print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
-        print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
-        print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x\n")
+        print()
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@
 Both run the same two-step episodes (a python call, then an answer) against the same
 OpenAI-compatible fake model over HTTP, the same instant python tool and the same grader.
 The in-process loop calls them directly with no bus; the engine records every step as
-events. Printed: episodes/s for each with the CPU time this process spent per episode
-(the fake model and nats-server run in their own processes), the ratio engine/loop,
-and the engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms
-latency, concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s the process is
-bound by one core, not by the model's latency.
+events. The engine runs twice: dispatching in the benchmark's own process, then as one
+worker process per core (``--workers``), which the single-threaded loop cannot use.
+Printed: episodes/s with the CPU time spent per episode (the engine's worker processes
+counted; the fake model and nats-server run in their own processes), the ratio
+engine/loop, and the engine's per-step overhead at 0 ms model latency. Target: >= 0.9x
+at 50 ms latency, concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s a process
+is bound by one core, not by the model's latency.
 
-    .venv/bin/python bench/episode.py [--episodes 64] [--quick]
+    .venv/bin/python bench/episode.py [--episodes 64] [--quick] [--latencies 0 50] [--workers 0 2]
 """
 
 from __future__ import annotations
