@@ -87,3 +87,23 @@ async def test_closing_fails_publishes_still_waiting(nats_server: NatsServerProc
             await asyncio.wait_for(waiting, 5)
     finally:
         await nc.close()
+
+
+async def test_appends_are_acknowledged_again_after_the_server_restarts(nats_server: NatsServerProcess) -> None:
+    """The shared acknowledgement inbox is subscribed again on reconnect."""
+    log = await JetStreamEventLog.connect(nats_server.url)
+    try:
+        before = await log.append(submitted(run_id="before-restart"))
+        nats_server.stop()
+        nats_server.start()
+        for _ in range(100):  # the connection comes back first, the stream a moment later
+            try:
+                after = await log.append(submitted(run_id="after-restart"))
+                break
+            except PublishError:
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("appends never acknowledged after the restart")
+        assert after.seq == before.seq + 1  # a retried append is stored once (it may come back a duplicate)
+    finally:
+        await log.close()
