@@ -157,7 +157,12 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     pool_grader = ProcessPoolGrader()
     pool_grader.start_in_background()  # a cold pool costs the first grade about a second
     grader = RegistryGrader(pool_grader)
-    tools = ToolRegistry(build_tools(settings))
+    runners = build_tools(settings)
+    if settings.run_settings().get("episode", {}).get("enable_python_code", True):
+        warm = getattr(runners.get("python_code"), "start_in_background", None)
+        if warm is not None:
+            warm()  # the sandbox's fork server takes seconds to start: not on the first call's path
+    tools = ToolRegistry(runners)
     services = Services(
         models=KeyedModelRouter(router, settings),
         tools=tools,
@@ -175,7 +180,8 @@ def build_tools(settings: Settings) -> dict[str, Any]:
 
 
 class SandboxedPython:
-    """The python_code tool; its sandbox's fork server starts on first use."""
+    """The python_code tool; its sandbox's fork server starts on first use, or earlier
+    with :meth:`start_in_background`."""
 
     name = "python_code"
 
@@ -183,20 +189,50 @@ class SandboxedPython:
         self._tool: Any = None
         self._sandbox: Any = None
         self._lock = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None
+
+    def start_in_background(self) -> None:
+        """Begin starting the sandbox now (needs a running event loop; else a no-op)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._warming is None and self._tool is None:
+            self._warming = loop.create_task(self._warm())
 
     async def run(self, tool_input: str, settings: dict[str, Any]) -> Any:
+        await self._started()
+        return await self._tool.run(tool_input, settings)
+
+    async def close(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
+        if self._sandbox is not None:
+            await self._sandbox.close()
+
+    async def _warm(self) -> None:
+        try:
+            await self._started()
+        except Exception as exc:  # noqa: BLE001 - the first call starts it again and reports
+            log.warning("sandbox_warm_up_failed", error=repr(exc))
+
+    async def _started(self) -> None:
         async with self._lock:
             if self._tool is None:
                 from engine.sandbox import PythonCodeTool, PythonSandbox
 
-                self._sandbox = PythonSandbox()
-                await self._sandbox.start()
-                self._tool = PythonCodeTool(self._sandbox)
-        return await self._tool.run(tool_input, settings)
-
-    async def close(self) -> None:
-        if self._sandbox is not None:
-            await self._sandbox.close()
+                sandbox = PythonSandbox()
+                self._sandbox = sandbox
+                try:
+                    await sandbox.start()
+                except BaseException:
+                    self._sandbox = None
+                    with contextlib.suppress(Exception):
+                        await sandbox.close()
+                    raise
+                self._tool = PythonCodeTool(sandbox)
 
 
 class KeyedModelRouter:

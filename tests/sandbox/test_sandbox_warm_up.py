@@ -1,0 +1,49 @@
+"""The python tool's sandbox can start before its first call, and stops cleanly either way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from engine.bootstrap import SandboxedPython, build_services
+from tests.support.engine_harness import make_settings
+
+
+async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> None:
+    tool = SandboxedPython()
+    tool.start_in_background()
+    assert tool._warming is not None  # noqa: SLF001 - the warm-up under way
+    await asyncio.wait_for(asyncio.shield(tool._warming), 60)  # noqa: SLF001
+    assert tool._tool is not None  # noqa: SLF001 - started without any call
+    try:
+        result = await tool.run("print(6 * 7)", {})
+        assert json.loads(result.text)["result"] == "42\n"
+    finally:
+        await tool.close()
+
+
+async def test_closing_during_the_warm_up_stops_it_without_errors() -> None:
+    tool = SandboxedPython()
+    tool.start_in_background()
+    await asyncio.sleep(0.05)
+    await tool.close()
+    assert tool._warming is not None and tool._warming.done()  # noqa: SLF001
+
+
+def test_without_a_running_loop_the_warm_up_waits_for_the_first_call() -> None:
+    tool = SandboxedPython()
+    tool.start_in_background()
+    assert tool._warming is None  # noqa: SLF001
+
+
+async def test_services_warm_the_sandbox_only_when_python_is_enabled() -> None:
+    for enabled in (True, False):
+        services, closers = build_services(make_settings({"episode": {"enable_python_code": enabled}}))
+        try:
+            python = services.tools.tools["python_code"]
+            assert (python._warming is not None) is enabled  # noqa: SLF001
+        finally:
+            for close in reversed(closers):
+                result = close()
+                if asyncio.iscoroutine(result):
+                    await result
