@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import select
 import threading
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -149,7 +151,7 @@ class ProcessPoolGrader:
                     max_workers=self._workers,
                     mp_context=self._context,
                     initializer=_warm_up,
-                    initargs=(self._memory_limit,),
+                    initargs=(self._memory_limit, os.getpid()),
                 )
                 self._pool = _Pool(executor, self._workers)
             return self._pool
@@ -178,8 +180,10 @@ def _stop(executor: ProcessPoolExecutor) -> None:
             process.kill()
 
 
-def _warm_up(memory_limit: int | None) -> None:
-    """Worker initializer: cap memory, then import and run each grader once."""
+def _warm_up(memory_limit: int | None, owner: int | None = None) -> None:
+    """Worker initializer: end with ``owner``, cap memory, then import and run each grader once."""
+    if owner is not None:
+        _exit_with(owner)
     if memory_limit is not None:
         import resource
 
@@ -189,6 +193,40 @@ def _warm_up(memory_limit: int | None) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     grade_answer("1/2", "0.5", "math_verify")
     grade_answer("x+1", "1+x", "reference")
+
+
+def _exit_with(owner: int) -> None:
+    """End this worker when the process that owns the pool is gone.
+
+    A pool worker is a child of multiprocessing's fork server and holds that server's
+    liveness pipe, and each waits on the other: when the owner is killed (SIGKILL, OOM)
+    neither would ever exit. A daemon thread waits on the owner's pidfd (immune to pid
+    reuse; polling where pidfds are missing) and ends the worker, which lets the fork
+    server see its pipe close and end too.
+    """
+    def watch() -> None:
+        try:
+            handle = os.pidfd_open(owner)
+        except (AttributeError, OSError):
+            handle = None
+        if handle is not None:
+            select.select([handle], [], [])
+        else:
+            while os.getppid() != 1 and _alive(owner):
+                time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="pool-owner-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _ping() -> bool:
