@@ -18,6 +18,7 @@ from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import ConfigError, ConnectError
 from engine.eventlog.jetstream import JetStreamEventLog
 from engine.nats_server import NatsServerProcess
+from engine.processes import alive
 from engine.tools import ToolRegistry
 from handlers.context import Services
 from handlers.table import ROUTES
@@ -122,20 +123,11 @@ def running_engine_url(settings: Settings) -> str | None:
     except (OSError, ValueError):
         return None
     pid = state.get("server_pid")
-    if not isinstance(pid, int) or not _alive(pid):
+    if not isinstance(pid, int) or not alive(pid):
         return None
     url = state.get("url")
     return url if isinstance(url, str) else None
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _clear_state(settings: Settings, server: NatsServerProcess) -> None:

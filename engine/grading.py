@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from typing import Final
 
+from engine.processes import alive
 from handlers.grading import GRADING_MODES, grade_answer
 from handlers.ports import Grade
 
@@ -212,21 +213,12 @@ def _exit_with(owner: int) -> None:
         if handle is not None:
             select.select([handle], [], [])
         else:
-            while os.getppid() != 1 and _alive(owner):
+            while os.getppid() != 1 and alive(owner):
                 time.sleep(1.0)
         os._exit(0)
 
     threading.Thread(target=watch, name="pool-owner-watch", daemon=True).start()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _ping() -> bool:
