@@ -5,8 +5,10 @@ in ``asyncio.wait_for`` (its own timer and wrapper each time) and a PubAck built
 JSON through a dataclass. At a dozen appends per episode step that bookkeeping costs
 more than the append itself. Here every acknowledgement comes back on one subscription
 (``<inbox>.<counter>``), is matched to its waiting future by the counter and decoded by
-msgspec; one sweeper task fails the waits that passed their deadline. Measured at
-about half the client CPU of ``js.publish`` (see docs/workers.md).
+msgspec; one sweeper task fails the waits that passed their deadline, or that were
+sent before the connection was re-established (their acknowledgements may be lost with
+the old connection; a retry is safe, the message id deduplicates it). Measured at about
+half the client CPU of ``js.publish`` (see docs/workers.md).
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class StreamPublisher:
         self._timeout = timeout
         self._prefix = nc.new_inbox() + "."
         self._counter = itertools.count(1)
-        self._waiting: dict[str, tuple[float, asyncio.Future[Msg]]] = {}
+        self._waiting: dict[str, tuple[float, int, asyncio.Future[Msg]]] = {}
+        """token -> (deadline, reconnects when sent, acknowledgement)"""
         self._sub: Subscription | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
@@ -81,7 +84,7 @@ class StreamPublisher:
                     await self._start()
         token = str(next(self._counter))
         reply = asyncio.get_running_loop().create_future()
-        self._waiting[token] = (time.monotonic() + self._timeout, reply)
+        self._waiting[token] = (time.monotonic() + self._timeout, self._nc.stats["reconnects"], reply)
         try:
             await self._nc.publish(subject, data, reply=self._prefix + token, headers=headers)
             msg = await reply
@@ -106,8 +109,8 @@ class StreamPublisher:
 
         async def arrived(msg: Msg) -> None:
             entry = waiting.get(msg.subject[cut:])
-            if entry is not None and not entry[1].done():
-                entry[1].set_result(msg)
+            if entry is not None and not entry[2].done():
+                entry[2].set_result(msg)
 
         self._sub = await self._nc.subscribe(self._prefix + "*", cb=arrived)
         self._sweeper = asyncio.create_task(self._sweep())
@@ -120,9 +123,14 @@ class StreamPublisher:
             self._expire(time.monotonic())
 
     def _expire(self, now: float) -> None:
-        for deadline, reply in list(self._waiting.values()):
-            if deadline <= now and not reply.done():
+        reconnects = self._nc.stats["reconnects"]
+        for deadline, sent_at, reply in list(self._waiting.values()):
+            if reply.done():
+                continue
+            if deadline <= now:
                 reply.set_exception(PublishTimeout(f"no acknowledgement within {self._timeout:g} s"))
+            elif sent_at < reconnects:
+                reply.set_exception(PublishTimeout("the connection was re-established before the acknowledgement"))
 
 
 def _read_ack(msg: Msg) -> tuple[int, bool]:

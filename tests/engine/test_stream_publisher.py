@@ -107,3 +107,21 @@ async def test_appends_are_acknowledged_again_after_the_server_restarts(nats_ser
         assert after.seq == before.seq + 1  # a retried append is stored once (it may come back a duplicate)
     finally:
         await log.close()
+
+
+async def test_a_publish_waiting_across_a_reconnect_fails_without_waiting_out_the_timeout(
+    nats_server: NatsServerProcess,
+) -> None:
+    """Its acknowledgement may have been lost with the old connection: the caller retries now."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        await nc.subscribe("silent.reconnect", cb=_never_answer)
+        publisher = StreamPublisher(nc, timeout=60.0)
+        waiting = asyncio.create_task(publisher.publish("silent.reconnect", b"x", None))
+        await asyncio.sleep(0.2)
+        nc.stats["reconnects"] += 1  # what nats-py counts when it reconnects
+        with pytest.raises(PublishTimeout, match="re-established"):
+            await asyncio.wait_for(waiting, 10)
+        await publisher.close()
+    finally:
+        await nc.close()
