@@ -8,7 +8,8 @@ fresh ``python`` on it with the host environment. We run the same snippets throu
 
 Calls are spaced by a short pause (``--gap``, like the model's turn between tool calls) so
 each call finds a pre-forked worker; ``--gap 0`` measures back-to-back calls, which are
-bounded by how fast workers are forked and prepared.
+bounded by how fast workers are forked and prepared. Last, the first call of an engine
+process after a 1 s model turn, with the sandbox started on that call vs in the background.
 """
 
 from __future__ import annotations
@@ -80,6 +81,26 @@ def summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
+async def first_call(background: bool, turn_s: float) -> float:
+    """Seconds from an engine's services being built to its first python result.
+
+    ``turn_s`` stands for the model's first turn, which comes before any tool call; with
+    ``background`` the sandbox starts during it (what ``build_services`` does).
+    """
+    from engine.bootstrap import SandboxedPython
+
+    tool = SandboxedPython()
+    started = time.perf_counter()
+    if background:
+        tool.start_in_background()
+    await asyncio.sleep(turn_s)
+    try:
+        await tool.run("print(1 + 1)", {})
+        return time.perf_counter() - started
+    finally:
+        await tool.close()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -112,6 +133,12 @@ async def main() -> None:
             f"burst of {burst} concurrent trivial calls: {elapsed * 1e3:.0f} ms "
             f"({burst / elapsed:.0f} calls/s)"
         )
+    turn = 1.0
+    lazy, early = await first_call(False, turn), await first_call(True, turn)
+    print(
+        f"first call after a {turn:g} s model turn: sandbox started on the call {lazy:.2f} s"
+        f" | started in the background {early:.2f} s | {lazy / early:.1f}x sooner"
+    )
     if failed:
         print(f"below target: {', '.join(failed)}")
 

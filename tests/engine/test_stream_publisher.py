@@ -75,13 +75,19 @@ async def test_a_garbage_acknowledgement_is_a_clear_refusal(nats_server: NatsSer
         await nc.close()
 
 
+async def _unanswered(nc: nats.NATS, subject: str, ack_timeout: float) -> tuple[StreamPublisher, asyncio.Task]:
+    """A publish under way on a subject whose only listener never answers."""
+    await nc.subscribe(subject, cb=_never_answer)
+    publisher = StreamPublisher(nc, timeout=ack_timeout)
+    waiting = asyncio.create_task(publisher.publish(subject, b"x", None))
+    await asyncio.sleep(0.2)
+    return publisher, waiting
+
+
 async def test_closing_fails_publishes_still_waiting(nats_server: NatsServerProcess) -> None:
     nc = await nats.connect(nats_server.url)
     try:
-        await nc.subscribe("slow.subject", cb=_never_answer)
-        publisher = StreamPublisher(nc, timeout=30.0)
-        waiting = asyncio.create_task(publisher.publish("slow.subject", b"x", None))
-        await asyncio.sleep(0.2)
+        publisher, waiting = await _unanswered(nc, "slow.subject", 30.0)
         await publisher.close()
         with pytest.raises(PublishTimeout):
             await asyncio.wait_for(waiting, 5)
@@ -115,10 +121,7 @@ async def test_a_publish_waiting_across_a_reconnect_fails_without_waiting_out_th
     """Its acknowledgement may have been lost with the old connection: the caller retries now."""
     nc = await nats.connect(nats_server.url)
     try:
-        await nc.subscribe("silent.reconnect", cb=_never_answer)
-        publisher = StreamPublisher(nc, timeout=60.0)
-        waiting = asyncio.create_task(publisher.publish("silent.reconnect", b"x", None))
-        await asyncio.sleep(0.2)
+        publisher, waiting = await _unanswered(nc, "silent.reconnect", 60.0)
         nc.stats["reconnects"] += 1  # what nats-py counts when it reconnects
         with pytest.raises(PublishTimeout, match="re-established"):
             await asyncio.wait_for(waiting, 10)
