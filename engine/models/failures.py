@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import aiohttp
 import openai
 
 from events.model import ModelFailureKind
@@ -34,8 +35,10 @@ class Failure(NamedTuple):
 
 def classify(exc: BaseException) -> Failure:
     """Classify an exception raised by one attempt of a chat completion call."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _refused(exc):
         return Failure("timeout", True, "the model server did not answer in time")
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("connection", True, f"cannot reach the model server: {_cause(exc)}")
     if isinstance(exc, openai.APIConnectionError):
         # A malformed URL will not get better by retrying; a refused connection might.
         retryable = type(exc.__cause__).__name__ not in _PERMANENT_CONNECTION_ERRORS
@@ -80,6 +83,22 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     except ValueError:
         return None
     return seconds if seconds >= 0 else None
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the failure underneath is a connection that could not be made.
+
+    The SDK's aiohttp transport reports a refused connection, or one the server
+    dropped, as a connect timeout; the error at the bottom of the chain tells them apart.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError | aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _cause(exc: BaseException) -> str:

@@ -147,6 +147,8 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.bodies: collections.deque[dict[str, Any]] = collections.deque(maxlen=1000)
         """The last 1000 request bodies, newest last."""
+        self.authorizations: collections.deque[str | None] = collections.deque(maxlen=1000)
+        """The ``Authorization`` header of the last 1000 requests (None where absent)."""
 
     def stats(self) -> dict[str, Any]:
         """The counters as plain data."""
@@ -170,6 +172,7 @@ class FakeOpenAIServer:
             self.in_flight -= 1
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
+        self.authorizations.append(request.headers.get("Authorization"))
         try:
             body = msgspec.json.decode(await request.read())
         except msgspec.DecodeError:

@@ -233,6 +233,24 @@ async def test_dropped_connections_are_retried(
     assert reply.attempts == 2
 
 
+async def test_a_connection_dropped_on_every_attempt_is_a_connection_error(
+    server: FakeOpenAIServer, make_client: ClientFactory
+) -> None:
+    """The transport's "connect timeout" for a dropped connection is still recorded as connection."""
+    server.plan("drop_connection", "drop_connection")
+    with pytest.raises(ModelError) as caught:
+        await make_client(max_retries=1).complete(QUESTION, SamplingParams())
+    assert (caught.value.kind, caught.value.attempts) == ("connection", 2)
+
+
+async def test_the_api_key_is_sent_as_a_bearer_token(
+    server: FakeOpenAIServer, make_client: ClientFactory
+) -> None:
+    """The raw post keeps the SDK's authentication: the key goes in the Authorization header."""
+    await make_client(api_key="sk-test-key").complete(QUESTION, SamplingParams())
+    assert server.authorizations[-1] == "Bearer sk-test-key"
+
+
 async def test_unreachable_server_is_a_connection_error(make_client: ClientFactory) -> None:
     """Nothing listening on the port: the call fails as connection after its retries."""
     client = make_client(base_url="http://127.0.0.1:9/v1", max_retries=1)
