@@ -55,8 +55,12 @@ async def measure(call: Callable[[], Awaitable[object]], calls: int, concurrency
 async def sdk_default(url: str, calls: int, concurrency: int) -> tuple[float, float]:
     sdk = openai.AsyncOpenAI(base_url=url, api_key="EMPTY", max_retries=0)
     request = {
-        "model": "fake", "messages": [{"role": "user", "content": PROMPT}],
-        "temperature": PARAMS.temperature, "top_p": PARAMS.top_p, "max_tokens": PARAMS.max_tokens, "n": 1,
+        "model": "fake",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "temperature": PARAMS.temperature,
+        "top_p": PARAMS.top_p,
+        "max_tokens": PARAMS.max_tokens,
+        "n": 1,
     }
 
     async def call() -> bytes:
@@ -86,9 +90,12 @@ async def main(calls: int, latency_ms: int, concurrencies: list[int]) -> None:
             count = calls if concurrency > 1 else max(100, calls // 5)
             base_rate, base_cpu = await sdk_default(url, count, concurrency)
             rate, cpu = await engine_client(url, count, concurrency)
-            print(f"concurrency {concurrency:>3}: SDK default {base_rate:7.1f} calls/s ({base_cpu:4.2f} ms CPU/call)"
-                  f"   engine client {rate:7.1f} calls/s ({cpu:4.2f} ms CPU/call)"
-                  f"   CPU ratio {cpu / base_cpu:4.2f}x  rate ratio {rate / base_rate:4.2f}x", flush=True)
+            print(
+                f"concurrency {concurrency:>3}: SDK default {base_rate:7.1f} calls/s ({base_cpu:4.2f} ms CPU/call)"
+                f"   engine client {rate:7.1f} calls/s ({cpu:4.2f} ms CPU/call)"
+                f"   CPU ratio {cpu / base_cpu:4.2f}x  rate ratio {rate / base_rate:4.2f}x",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
