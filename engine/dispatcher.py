@@ -2,7 +2,7 @@
 
 Exactly-once recipe: output ids are derived from (input id, handler, label) and
 published with ``Nats-Msg-Id``; outputs already in the run's history are not published
-again; a KV record marks (handler, input) pairs that are done; an effector whose output
+again; a KV record marks (effect, input) pairs that are done; an effector whose output
 is already recorded is not run again. A crash anywhere leads to a redelivery that
 produces the same outputs, never duplicates.
 """
@@ -158,10 +158,10 @@ class Dispatcher:
 
     async def _run_route(self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead) -> None:
         key = f"{route.name}.{event.event_id}"
-        # Only a redelivered event can have been handled before, or a request a fork copied
-        # together with its result (the fork marks those handled before appending them).
-        # Deciders could skip even that check (re-deciding is harmless and deduplicated).
-        may_be_handled = delivery.deliveries > 1 or (route.kind == "effect" and read.is_fork)
+        # Only an effect is checked: one redelivered, or a request a fork copied together
+        # with its result (the fork marks those handled before appending them). Deciders
+        # are simply decided again: outputs already in the history are not published twice.
+        may_be_handled = route.kind == "effect" and (delivery.deliveries > 1 or read.is_fork)
         if may_be_handled and await self.log.was_handled(key):
             return
         caused = read.caused
@@ -183,8 +183,9 @@ class Dispatcher:
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
         appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
-        if outputs or route.kind == "effect":
-            # A decider with nothing to say needs no mark: re-running it is free and harmless.
+        if route.kind == "effect":
+            # Deciders need no mark: on a redelivery their outputs are in the history (and
+            # not published again) and re-running a pure decider costs less than the mark.
             await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
         await self._decide_ahead(appended)
@@ -217,8 +218,6 @@ class Dispatcher:
                     more = await self._publish(
                         event.run_id, [o for o in outputs if o.event_id not in read.caused], record.seq
                     )
-                    if outputs:
-                        await self.log.mark_handled(key)
                 except Exception as exc:  # noqa: BLE001 - the delivery will decide (and retry, and record)
                     log.debug("decide_ahead_skipped", handler=route.name, error=repr(exc))
                     settled.set_result(False)  # a delivery waiting on it must never hang
