@@ -5,13 +5,22 @@ OpenAI-compatible fake model over HTTP, the same instant python tool and the sam
 The in-process loop calls them directly with no bus; the engine records every step as
 events. The engine runs twice: dispatching in the benchmark's own process, then as one
 worker process per core (``--workers``), which the single-threaded loop cannot use.
-Printed: episodes/s with the CPU time spent per episode (the engine's worker processes
-counted; the fake model and nats-server run in their own processes), the ratio
-engine/loop, and the engine's per-step overhead at 0 ms model latency. Target: >= 0.9x
-at 50 ms latency, concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s a process
-is bound by one core, not by the model's latency.
 
-    .venv/bin/python bench/episode.py [--episodes 64] [--quick] [--latencies 0 50] [--workers 0 2]
+This machine's speed drifts by tens of percent from one second to the next, so each
+configuration runs ``--repeats`` rounds of loop-then-engine back to back and reports the
+median of the per-round ratios. Each side first runs a full wave of ``concurrency``
+untimed episodes (connections opened), and the timed part is long enough to be past the
+first waves (``--episodes`` at concurrency 32).
+
+Printed per row: episodes/s, the CPU time spent per episode (the engine's worker
+processes counted; the fake model and nats-server run in their own processes), how many
+of the machine's cores were busy (all processes), and the ratio engine/loop; plus the
+engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency,
+concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s a process is bound by one
+core, not by the model's latency; where the busy cores reach the machine's count, the
+machine is the limit.
+
+    .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -22,12 +31,14 @@ import contextlib
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -54,16 +65,18 @@ def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
     return "<think>compute it</think><python_code>print(6*7)</python_code>"
 
 
-WARM_UP = 2
-"""Untimed episodes first on both sides: connections opened, code paths warm."""
+def warm_up_count(concurrency: int) -> int:
+    """Untimed episodes first on both sides: a full wave, so every connection is open."""
+    return max(2, concurrency)
 
 
 def settings_for(url: str):  # noqa: ANN201
-    return validate({"models": {"policy": {"model": "fake", "base_url": url, "max_concurrency": 256}},
-                     "episode": {"max_steps": 4}})
+    return validate(
+        {"models": {"policy": {"model": "fake", "base_url": url, "max_concurrency": 256}}, "episode": {"max_steps": 4}}
+    )
 
 
-async def in_process(url: str, episodes: int, concurrency: int) -> tuple[float, float]:
+async def in_process(url: str, episodes: int, concurrency: int) -> Measured:
     """The baseline: the same episode logic as direct calls, nothing recorded."""
     settings = settings_for(url)
     router = ModelRouter()
@@ -75,8 +88,9 @@ async def in_process(url: str, episodes: int, concurrency: int) -> tuple[float, 
         async with gate:
             history: list[HistoryStep] = []
             for step in range(1, 5):
-                messages = render_policy_prompt("What is 6 times 7?", tools=["python_code"], history=history,
-                                                force_answer=step == 4)
+                messages = render_policy_prompt(
+                    "What is 6 times 7?", tools=["python_code"], history=history, force_answer=step == 4
+                )
                 reply = await client.complete(messages, SamplingParams())
                 action = parse_action(reply.text, tools=("python_code",))
                 if action.kind == "answer":
@@ -86,12 +100,13 @@ async def in_process(url: str, episodes: int, concurrency: int) -> tuple[float, 
                 observation = f"<tool_response>{result.text}</tool_response>"
                 history.append(HistoryStep(action=reply.text, observation=observation))
 
-    await asyncio.gather(*(one() for _ in range(WARM_UP)))
-    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(one() for _ in range(warm_up_count(concurrency))))
+    started, cpu, busy = time.perf_counter(), time.process_time(), machine_busy_seconds()
     await asyncio.gather(*(one() for _ in range(episodes)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    busy = machine_busy_seconds() - busy
     await router.close()
-    return episodes / elapsed, cpu / episodes * 1000
+    return Measured(episodes / elapsed, cpu / episodes * 1000, busy / elapsed)
 
 
 async def serve_worker(url: str, nats_url: str) -> None:
@@ -135,6 +150,27 @@ def worker_processes(count: int, url: str, nats_url: str) -> Iterator[list[int]]
                 process.kill()
 
 
+class Measured(NamedTuple):
+    """One timed run of one side."""
+
+    rate: float
+    """Episodes per second."""
+    cpu_ms: float
+    """CPU milliseconds per episode of the side's own processes."""
+    busy_cores: float
+    """Cores the whole machine kept busy meanwhile (every process, ours or not)."""
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the machine has spent busy since boot, over all cores (0 without /proc)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = (int(value) for value in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU seconds of other processes so far (0 where /proc is missing)."""
     total = 0.0
@@ -145,8 +181,7 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str,
-                 workers: int = 0) -> tuple[float, float]:
+async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str, workers: int = 0) -> Measured:
     """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher.
 
     With ``workers`` > 0 the dispatching happens in that many worker processes (their
@@ -156,8 +191,7 @@ async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: 
         return await _engine(url, nats_url, episodes, concurrency, tag, pids)
 
 
-async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str,
-                  pids: list[int]) -> tuple[float, float]:
+async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int]) -> Measured:
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
     router = ModelRouter()
@@ -180,23 +214,26 @@ async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag:
             await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
             await asyncio.wait_for(finished[run_id], 120)
 
-    await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(max(WARM_UP, 2 * len(pids)))))
-    started, cpu = time.perf_counter(), time.process_time() + cpu_seconds(pids)
+    await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(max(warm_up_count(concurrency), 2 * len(pids)))))
+    started, cpu, busy = time.perf_counter(), time.process_time() + cpu_seconds(pids), machine_busy_seconds()
     await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() + cpu_seconds(pids) - cpu
+    busy = machine_busy_seconds() - busy
     await watch.unsubscribe()
     dispatcher.stop()
     if dispatching is not None:
         await dispatching
     await router.close()
     await log.close()
-    return episodes / elapsed, cpu / episodes * 1000
+    return Measured(episodes / elapsed, cpu / episodes * 1000, busy / elapsed)
 
 
-SCRIPT = {"rules": [
-    {"match": "<tool_response>\\{", "reply": "<think>the program printed 42</think><answer>\\boxed{42}</answer>"},
-    {"reply": "<think>compute it</think><python_code>print(6*7)</python_code>"},
-]}
+SCRIPT = {
+    "rules": [
+        {"match": "<tool_response>\\{", "reply": "<think>the program printed 42</think><answer>\\boxed{42}</answer>"},
+        {"reply": "<think>compute it</think><python_code>print(6*7)</python_code>"},
+    ]
+}
 """The same replies as :func:`policy`, for the fake server in its own process."""
 
 
@@ -207,9 +244,22 @@ def model_process(latency: int) -> Iterator[str]:
         script = Path(folder) / "episode.json"
         script.write_text(json.dumps(SCRIPT))
         process = subprocess.Popen(  # noqa: S603 - our own module
-            [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(script),
-             "--latency-ms", str(latency), "--model", "fake"],
-            cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "engine.models.fake_server",
+                "--port",
+                "0",
+                "--script",
+                str(script),
+                "--latency-ms",
+                str(latency),
+                "--model",
+                "fake",
+            ],
+            cwd=Path(__file__).resolve().parent.parent,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             url = process.stdout.readline().strip() if process.stdout else ""
@@ -231,44 +281,91 @@ async def model_server(latency: int, separate: bool) -> AsyncIterator[str]:
             yield fake.base_url
 
 
-async def main(episodes: int, latencies: list[int], concurrencies: list[int], separate: bool,
-               worker_counts: list[int]) -> None:
+async def main(
+    episodes: int,
+    latencies: list[int],
+    concurrencies: list[int],
+    separate: bool,
+    worker_counts: list[int],
+    repeats: int,
+) -> None:
     configure_logging(level="error")
-    print(f"fake model {'in its own process' if separate else 'inside this process'}; "
-          f"{os.cpu_count()} CPU cores", flush=True)
+    print(
+        f"fake model {'in its own process' if separate else 'inside this process'}; "
+        f"{os.cpu_count()} CPU cores; median of {repeats} back-to-back rounds per row",
+        flush=True,
+    )
     with nats_server() as server:
         for latency in latencies:
             async with model_server(latency, separate) as url:
                 for concurrency in concurrencies:
-                    count = episodes if concurrency > 1 else max(8, episodes // 2)
-                    loop_rate, loop_cpu = await in_process(url, count, concurrency)
-                    print(f"latency {latency:>3} ms  concurrency {concurrency:>2}:"
-                          f"  loop {loop_rate:6.1f} ep/s ({loop_cpu:4.1f} ms CPU/ep)", flush=True)
-                    for workers in worker_counts:
-                        rate, cpu = await engine(url, server.url, count, concurrency,
-                                                 f"{latency}-{concurrency}-{workers}-{time.monotonic_ns()}", workers)
+                    count = episodes if concurrency > 1 else max(8, episodes // 8)
+                    loops: list[Measured] = []
+                    engines: dict[int, list[Measured]] = {workers: [] for workers in worker_counts}
+                    for _ in range(repeats):
+                        loops.append(await in_process(url, count, concurrency))
+                        for workers in worker_counts:
+                            tag = f"{latency}-{concurrency}-{workers}-{time.monotonic_ns()}"
+                            engines[workers].append(await engine(url, server.url, count, concurrency, tag, workers))
+                    print(
+                        f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop{' ' * 34}{describe(loops)}",
+                        flush=True,
+                    )
+                    for workers, runs in engines.items():
                         where = f"{workers} worker processes" if workers else "dispatcher in this process"
-                        line = (f"    engine, {where:<26} {rate:6.1f} ep/s ({cpu:4.1f} ms CPU/ep)"
-                                f"  ratio {rate / loop_rate:4.2f}x")
+                        ratios = [run.rate / loop.rate for run, loop in zip(runs, loops, strict=True)]
+                        line = (
+                            f"    engine, {where:<26} {describe(runs)}  ratio {statistics.median(ratios):4.2f}x"
+                            f" ({min(ratios):.2f}-{max(ratios):.2f})"
+                        )
                         if latency == 0 and concurrency == 1 and not workers:
-                            line += f"   overhead {(1 / rate - 1 / loop_rate) / 2 * 1000:.2f} ms per step"
+                            per_episode = 1 / median(runs, "rate") - 1 / median(loops, "rate")
+                            line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
                         print(line, flush=True)
     print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
 
 
+def median(runs: list[Measured], field: str) -> float:
+    return statistics.median(getattr(run, field) for run in runs)
+
+
+def describe(runs: list[Measured]) -> str:
+    return (
+        f"{median(runs, 'rate'):6.1f} ep/s ({median(runs, 'cpu_ms'):4.1f} ms CPU/ep,"
+        f" machine {median(runs, 'busy_cores'):3.1f} cores busy)"
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--episodes", type=int, default=64)
-    parser.add_argument("--quick", action="store_true", help="fewer episodes")
+    parser.add_argument("--episodes", type=int, default=320, help="timed episodes per round at concurrency 32")
+    parser.add_argument("--quick", action="store_true", help="fewer episodes and one round")
+    parser.add_argument("--repeats", type=int, default=3, help="back-to-back rounds per row (median reported)")
     parser.add_argument("--latencies", type=int, nargs="+", default=[0, 50], help="model latencies in ms")
-    parser.add_argument("--workers", type=int, nargs="+", default=[0, os.cpu_count() or 1],
-                        help="engine variants: 0 = dispatch in the benchmark's process, N = N worker processes")
-    parser.add_argument("--same-process-model", action="store_true",
-                        help="serve the fake model inside the benchmark's process (its CPU then competes)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[0, os.cpu_count() or 1],
+        help="engine variants: 0 = dispatch in the benchmark's process, N = N worker processes",
+    )
+    parser.add_argument(
+        "--same-process-model",
+        action="store_true",
+        help="serve the fake model inside the benchmark's process (its CPU then competes)",
+    )
     parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_worker:
         asyncio.run(serve_worker(*args.serve_worker))
     else:
-        asyncio.run(main(16 if args.quick else args.episodes, args.latencies, [1, 32], not args.same_process_model,
-                         args.workers))
+        asyncio.run(
+            main(
+                64 if args.quick else args.episodes,
+                args.latencies,
+                [1, 32],
+                not args.same_process_model,
+                args.workers,
+                1 if args.quick else args.repeats,
+            )
+        )
