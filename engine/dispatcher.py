@@ -138,17 +138,25 @@ class Dispatcher:
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
             if self._decided_ahead:
                 routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
+            appended: list[Recorded] = []
             if routes:
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
                 for route in routes:
-                    await self._run_route(route, event, delivery, read)
+                    appended += await self._run_route(route, event, delivery, read)
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return
+        # Acked before deciding ahead: the outputs are recorded, and each one's own delivery
+        # decides it if this worker stops first. The ack then leaves in the same write as
+        # the first decision's append instead of a write of its own.
         await delivery.ack()
         self.handled += 1
         if self.observer is not None:
             self.observer.acked(tag)
+        try:
+            await self._decide_ahead(appended)
+        except Exception as exc:  # noqa: BLE001 - acked already: each output's delivery decides it
+            log.warning("decide_ahead_failed", error=repr(exc))
 
     def _routes_for(self, event_type: type[Event]) -> list[Route]:
         found = self._by_type.get(event_type)
@@ -156,18 +164,21 @@ class Dispatcher:
             found = self._by_type[event_type] = routes_for(self.routes, event_type)
         return found
 
-    async def _run_route(self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead) -> None:
+    async def _run_route(
+        self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead
+    ) -> list[Recorded]:
+        """Run one route and publish its new outputs; returns those that extended the cache."""
         key = f"{route.name}.{event.event_id}"
         # Only an effect is checked: one redelivered, or a request a fork copied together
         # with its result (the fork marks those handled before appending them). Deciders
         # are simply decided again: outputs already in the history are not published twice.
         may_be_handled = route.kind == "effect" and (delivery.deliveries > 1 or read.is_fork)
         if may_be_handled and await self.log.was_handled(key):
-            return
+            return []
         caused = read.caused
         if route.kind == "effect" and _already_effected(caused, event, route):
             await self.log.mark_handled(key)
-            return
+            return []
         ctx = HandlerContext(
             event=event,
             handler=route.name,
@@ -188,7 +199,7 @@ class Dispatcher:
             # not published again) and re-running a pure decider costs less than the mark.
             await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
-        await self._decide_ahead(appended)
+        return appended
 
     async def _decide_ahead(self, appended: Sequence[Recorded], depth: int = 0) -> None:
         """Run the deciders of events this worker just appended, before their delivery.
