@@ -123,3 +123,43 @@ async def test_workers_sharing_a_queue_record_every_decision_once() -> None:
     for run_id in runs:
         ids = [r.event.event_id for r in await log.read_run(run_id)]
         assert len(ids) == len(set(ids)) == 3
+
+
+class StartCounting(Flow):
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts = 0
+
+    async def start(self, event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
+        self.starts += 1
+        return await super().start(event, ctx)
+
+
+async def test_an_input_is_acked_before_deciding_ahead_and_its_outputs_delivery_decides_if_that_breaks() -> None:
+    """Deciding ahead happens after the input's ack: breaking there neither redelivers the input nor loses a decision."""
+    log = InMemoryEventLog()
+    await log.append(submitted("r-acked-first"))
+    flow = StartCounting()
+    dispatcher = Dispatcher(log, flow.routes(), Services(), fast())
+    acked_when_deciding: list[set[int]] = []
+
+    async def broken_decide_ahead(appended, depth: int = 0) -> None:  # noqa: ANN001
+        acked_when_deciding.append(set(log._consumers["apollo-workers"].acked))  # noqa: SLF001
+        raise RuntimeError("worker trouble while deciding ahead")
+
+    dispatcher._decide_ahead = broken_decide_ahead  # type: ignore[method-assign]
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        for _ in range(400):
+            if await _completed(log, "r-acked-first"):
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(task, 10)
+    events = [r.event for r in await log.read_run("r-acked-first")]
+    assert [type(e).__name__ for e in events] == ["ProblemSubmitted", "RunStarted", "RunCompleted"]
+    assert flow.starts == 1  # the input was acked, not redelivered
+    assert flow.decisions["r-acked-first"] == 1  # decided once, on RunStarted's own delivery
+    assert 1 in acked_when_deciding[0]  # ProblemSubmitted (seq 1) was acked before deciding ahead
