@@ -136,7 +136,7 @@ class StartCounting(Flow):
 
 
 async def test_an_input_is_acked_before_deciding_ahead_and_its_outputs_delivery_decides_if_that_breaks() -> None:
-    """Deciding ahead happens after the input's ack: breaking there neither redelivers the input nor loses a decision."""
+    """Deciding ahead follows the input's ack: trouble there neither redelivers the input nor loses a decision."""
     log = InMemoryEventLog()
     await log.append(submitted("r-acked-first"))
     flow = StartCounting()
