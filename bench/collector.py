@@ -16,11 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+# The repository root first: run as a script, this folder would come first, and its
+# bench/replay.py would stand in for the replay package.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from events import ChatMessage, TrajectorySealed, Turn
 from replay.training import InMemoryRolloutSource, RolloutSubscription, SubscriptionOptions

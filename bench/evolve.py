@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.bootstrap import settings_for_run
 from engine.commands import submission
 from engine.config import validate
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
+from engine.logging import configure_logging
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
 from engine.tools import ToolRegistry
-from events import ChatMessage, RoundCompleted, RunCompleted, SamplingParams
+from events import ChatMessage, RoundCompleted, RunCompleted, RunFailed, SamplingParams
 from handlers.context import Services
-from handlers.ports import Grade
 from handlers.table import ROUTES
+from tests.support.engine_harness import ExactGrader
 
 BRANCHES = 3
 VERIFIERS = 5
@@ -42,11 +47,6 @@ def reply(messages: list[dict[str, Any]]) -> str:
     if prompt.startswith("You merge"):
         return "<report>All agree. \\boxed{1}</report>"
     return "<answer>\\boxed{42}</answer>"
-
-
-class ExactGrader:
-    async def grade(self, answer: str, ground_truth: str, mode: str) -> Grade:
-        return Grade(score=float(answer.strip() == ground_truth.strip()), method="exact")
 
 
 async def evented(base_url: str, rounds: int) -> float:
@@ -75,8 +75,7 @@ async def evented(base_url: str, rounds: int) -> float:
     await log.append(
         submission("bench-evo", "What is 6 times 7?", ground_truth="42", workflow="evolve")
     )
-    while not any(isinstance(r.event, RunCompleted) for r in await log.read_run("bench-evo")):
-        await asyncio.sleep(0.005)
+    await finished(log, "bench-evo")
     elapsed = time.perf_counter() - started
     done = [r for r in await log.read_run("bench-evo") if isinstance(r.event, RoundCompleted)]
     assert len(done) == BRANCHES * rounds, len(done)
@@ -84,6 +83,19 @@ async def evented(base_url: str, rounds: int) -> float:
     await task
     await router.close()
     return elapsed
+
+
+async def finished(log: InMemoryEventLog, run_id: str, limit_s: float = 300.0) -> None:
+    """Wait for the run to complete; a failed or stuck run stops the benchmark with its reason."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        for record in await log.read_run(run_id):
+            if isinstance(record.event, RunCompleted):
+                return
+            if isinstance(record.event, RunFailed):
+                raise SystemExit(f"the evolve run failed: {record.event.reason}")
+        await asyncio.sleep(0.005)  # noqa: ASYNC110 - polling the in-memory log is the simplest wait
+    raise SystemExit(f"the evolve run did not complete within {limit_s:.0f} s")
 
 
 async def sequential(base_url: str, rounds: int) -> float:
@@ -112,6 +124,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
+    configure_logging(level="error")
     async with FakeOpenAIServer(reply, latency_ms=args.latency_ms) as server:
         await evented(server.base_url, 1)  # warm-up: imports, connections
         base = await sequential(server.base_url, args.rounds)

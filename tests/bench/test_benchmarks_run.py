@@ -1,0 +1,48 @@
+"""Every benchmark still runs to its printed ratio (tiny sizes; no figure is judged here).
+
+A benchmark that rots is a silent failure: nobody runs it until a figure is needed. Each
+script runs in a subprocess exactly as the README says to run it, from the repository
+root, with the smallest sizes it accepts. Only the exit status and the presence of a
+ratio are checked: timings on a shared machine are not asserted.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RATIO = re.compile(r"\d+\.\d+x|ratio \d+\.\d+")
+
+SMALL_RUNS = {
+    "bus.py": ["--n", "200"],
+    "episode.py": ["--episodes", "16", "--repeats", "1", "--latencies", "0", "--workers", "0"],
+    "model_client.py": ["--calls", "100", "--concurrency", "1", "4"],
+    "replay.py": ["--quick"],
+    "evolve.py": ["--rounds", "1", "--latency-ms", "5"],
+    "collector.py": ["--groups", "2"],
+    "scale.py": ["--workers", "1", "2", "--episodes", "8"],
+    "sandbox.py": ["--quick"],
+}
+"""Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
+
+
+def test_every_benchmark_script_has_a_small_run_here() -> None:
+    scripts = {path.name for path in (ROOT / "bench").glob("*.py") if not path.name.startswith("_")}
+    assert scripts - set(SMALL_RUNS) == {"rag.py"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(SMALL_RUNS))
+def test_benchmark_runs_to_its_ratio(script: str) -> None:
+    done = subprocess.run(  # noqa: S603 - our own scripts
+        [sys.executable, f"bench/{script}", *SMALL_RUNS[script]],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert RATIO.search(done.stdout), done.stdout[-3000:]
