@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from engine.nats_server import NatsServerProcess
 
@@ -33,3 +37,28 @@ def nats_server(*, fsync_always: bool = False) -> Iterator[NatsServerProcess]:
             yield server
         finally:
             server.stop()
+
+
+@contextlib.contextmanager
+def fake_model_process(script: dict[str, Any], latency_ms: float, model: str) -> Iterator[str]:
+    """The fake OpenAI-compatible model in its own process, as a real model server is (its
+    CPU is not the benchmark's), replying by ``script``'s rules; yields its base URL."""
+    with tempfile.TemporaryDirectory(prefix="apollo-bench-model-") as folder:
+        rules = Path(folder) / "script.json"
+        rules.write_text(json.dumps(script))
+        command = [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(rules),
+                   "--latency-ms", str(latency_ms), "--model", model]
+        process = subprocess.Popen(  # noqa: S603 - our own module
+            command, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            url = process.stdout.readline().strip() if process.stdout else ""
+            if not url.startswith("http"):
+                raise SystemExit(f"fake model server did not start: {url!r}")
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()

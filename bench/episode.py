@@ -28,13 +28,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -42,7 +40,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import nats_server  # noqa: E402
+from bench._common import fake_model_process, nats_server  # noqa: E402
 from engine.commands import submission  # noqa: E402
 from engine.config import validate  # noqa: E402
 from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
@@ -239,36 +237,9 @@ SCRIPT = {
 
 @contextlib.contextmanager
 def model_process(latency: int) -> Iterator[str]:
-    """The fake model in its own process, as a real model server is (its CPU is not ours)."""
-    with tempfile.TemporaryDirectory() as folder:
-        script = Path(folder) / "episode.json"
-        script.write_text(json.dumps(SCRIPT))
-        process = subprocess.Popen(  # noqa: S603 - our own module
-            [
-                sys.executable,
-                "-m",
-                "engine.models.fake_server",
-                "--port",
-                "0",
-                "--script",
-                str(script),
-                "--latency-ms",
-                str(latency),
-                "--model",
-                "fake",
-            ],
-            cwd=Path(__file__).resolve().parent.parent,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            url = process.stdout.readline().strip() if process.stdout else ""
-            if not url.startswith("http"):
-                raise SystemExit(f"fake model server did not start: {url!r}")
-            yield url
-        finally:
-            process.terminate()
-            process.wait(20)
+    """The fake model in its own process, replying as :func:`policy` does."""
+    with fake_model_process(SCRIPT, latency, "fake") as url:
+        yield url
 
 
 @contextlib.asynccontextmanager

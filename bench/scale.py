@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -26,39 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._common import fake_model_process  # noqa: E402
 from engine.commands import submission  # noqa: E402
 from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
 from engine.nats_server import NatsServerProcess  # noqa: E402
 
 REPLY = "<answer>\\boxed{4}</answer>"
-
-
-def start_fake_model(folder: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    script = folder / "answer.json"
-    script.write_text(json.dumps({"rules": [{"reply": REPLY}]}))
-    process = subprocess.Popen(  # noqa: S603 - our own module
-        [
-            sys.executable,
-            "-m",
-            "engine.models.fake_server",
-            "--port",
-            "0",
-            "--script",
-            str(script),
-            "--latency-ms",
-            str(latency_ms),
-            "--model",
-            "fake-model",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    url = process.stdout.readline().strip() if process.stdout else ""
-    if not url.startswith("http"):
-        process.kill()
-        raise SystemExit(f"fake model server did not start: {url!r}")
-    return process, url
 
 
 def spawn_workers(
@@ -159,18 +131,17 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="events in flight per worker")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="apollo-scale-") as tmp:
+    model_script = {"rules": [{"reply": REPLY}]}
+    with (
+        tempfile.TemporaryDirectory(prefix="apollo-scale-") as tmp,
+        fake_model_process(model_script, args.latency_ms, "fake-model") as model_url,
+    ):
         folder = Path(tmp)
-        fake, model_url = start_fake_model(folder, args.latency_ms)
-        try:
-            rates = {}
-            for count in args.workers:
-                rates[count], busy = await measure(count, args.episodes * count, args.concurrency, model_url, folder)
-                load = f"   machine CPU {busy:.0%} busy" if busy is not None else ""
-                print(f"{count} worker(s): {rates[count]:6.1f} episodes/s{load}", flush=True)
-        finally:
-            fake.terminate()
-            fake.wait(10)
+        rates = {}
+        for count in args.workers:
+            rates[count], busy = await measure(count, args.episodes * count, args.concurrency, model_url, folder)
+            load = f"   machine CPU {busy:.0%} busy" if busy is not None else ""
+            print(f"{count} worker(s): {rates[count]:6.1f} episodes/s{load}", flush=True)
     base = rates[args.workers[0]]
     print(
         f"\ncpu cores: {os.cpu_count()}; concurrency {args.concurrency} per worker; "
