@@ -35,10 +35,10 @@ class Failure(NamedTuple):
 
 def classify(exc: BaseException) -> Failure:
     """Classify an exception raised by one attempt of a chat completion call."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _refused(exc):
-        return Failure("timeout", True, "the model server did not answer in time")
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and _refused(exc):
         return Failure("connection", True, f"cannot reach the model server: {_cause(exc)}")
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return Failure("timeout", True, "the model server did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
         # A malformed URL will not get better by retrying; a refused connection might.
         retryable = type(exc.__cause__).__name__ not in _PERMANENT_CONNECTION_ERRORS
