@@ -78,3 +78,29 @@ def test_timeouts_and_unknown_exceptions() -> None:
     assert classify(TimeoutError()).kind == "timeout"
     unknown = classify(KeyError("choices"))
     assert (unknown.kind, unknown.retryable) == ("bad_response", False)
+
+
+def _chained(outer: BaseException, inner: BaseException) -> BaseException:
+    try:
+        try:
+            raise inner
+        except BaseException as caught:
+            raise outer from caught
+    except BaseException as raised:  # noqa: BLE001 - returned with its chain
+        return raised
+
+
+def test_a_connect_timeout_over_a_refused_connection_is_a_connection_failure() -> None:
+    """The aiohttp transport calls a refused connection a timeout; the chain says otherwise."""
+    sdk_timeout = openai.APITimeoutError(request=None)  # type: ignore[arg-type]
+    refused = _chained(sdk_timeout, ConnectionRefusedError(111, "Connect call failed"))
+    failure = classify(refused)
+    assert (failure.kind, failure.retryable) == ("connection", True)
+    slow = _chained(openai.APITimeoutError(request=None), TimeoutError("read timed out"))  # type: ignore[arg-type]
+    assert classify(slow).kind == "timeout"
+
+
+def test_our_own_attempt_timeout_stays_a_timeout_whatever_lies_beneath() -> None:
+    """A cancelled attempt may have been handling a socket error: it is still a timeout."""
+    failure = classify(_chained(TimeoutError(), OSError(104, "Connection reset by peer")))
+    assert (failure.kind, failure.retryable) == ("timeout", True)
