@@ -16,11 +16,14 @@ Printed per row: episodes/s, the CPU time spent per episode (the engine's worker
 processes counted; the fake model and nats-server run in their own processes), how many
 of the machine's cores were busy (all processes), and the ratio engine/loop; plus the
 engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency,
-concurrency 1 and 32. Where rate x CPU/ep reaches ~1000 ms/s a process is bound by one
+concurrency 1 and 32. With ``--hops``, each engine row is followed by where its episodes'
+time went: the median gap, in the server's own timestamps, between consecutive events of
+a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches ~1000 ms/s a process is bound by one
 core, not by the model's latency; where the busy cores reach the machine's count, the
 machine is the limit.
 
-    .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2] [--repeats 3]
+    .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2]
+        [--repeats 3] [--hops]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
 import statistics
@@ -157,6 +161,8 @@ class Measured(NamedTuple):
     """CPU milliseconds per episode of the side's own processes."""
     busy_cores: float
     """Cores the whole machine kept busy meanwhile (every process, ours or not)."""
+    hops: dict[str, float] | None = None
+    """Median server-time gap (ms) from one event to the next, by (event -> next event)."""
 
 
 def machine_busy_seconds() -> float:
@@ -179,17 +185,47 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-async def engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str, workers: int = 0) -> Measured:
+async def engine(  # noqa: PLR0913 - one knob per benchmark dimension
+    url: str, nats_url: str, episodes: int, concurrency: int, tag: str, workers: int = 0, *, hops: bool = False
+) -> Measured:
     """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher.
 
     With ``workers`` > 0 the dispatching happens in that many worker processes (their
-    CPU is counted with this process's); otherwise in this process.
+    CPU is counted with this process's); otherwise in this process. With ``hops`` the
+    result carries the median gap between consecutive events of a sample of the runs.
     """
     with worker_processes(workers, url, nats_url) as pids:
-        return await _engine(url, nats_url, episodes, concurrency, tag, pids)
+        return await _engine(url, nats_url, episodes, concurrency, tag, pids, hops)
 
 
-async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int]) -> Measured:
+HOP_SAMPLE_RUNS = 40
+"""Runs whose events are read back for ``--hops`` (spread over the timed ones)."""
+
+
+async def hop_gaps(log: JetStreamEventLog, run_ids: list[str]) -> dict[str, float]:
+    """Median gap (ms) between consecutive events of each run, by transition.
+
+    The gaps come from the server's timestamps, so they show where an episode waits
+    (a model call, a decision, an acknowledgement) without touching the timed code.
+    """
+    gaps: dict[str, list[float]] = {}
+    for run_id in run_ids[:: max(1, len(run_ids) // HOP_SAMPLE_RUNS)]:
+        reader = await log.js.pull_subscribe(f"apollo.run.{run_id}.>", stream=log.stream)
+        try:
+            messages = await reader.fetch(256, timeout=2)
+        finally:
+            await reader.unsubscribe()
+        messages.sort(key=lambda msg: msg.metadata.sequence.stream)
+        for before, after in itertools.pairwise(messages):
+            step = f"{before.subject.split('.', 3)[3]} -> {after.subject.split('.', 3)[3]}"
+            elapsed = (after.metadata.timestamp - before.metadata.timestamp).total_seconds() * 1000
+            gaps.setdefault(step, []).append(elapsed)
+    return {step: statistics.median(values) for step, values in gaps.items()}
+
+
+async def _engine(  # noqa: PLR0913
+    url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int], hops: bool
+) -> Measured:
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
     router = ModelRouter()
@@ -217,13 +253,14 @@ async def _engine(url: str, nats_url: str, episodes: int, concurrency: int, tag:
     await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() + cpu_seconds(pids) - cpu
     busy = machine_busy_seconds() - busy
+    gaps = await hop_gaps(log, [f"bench-{tag}-{i}" for i in range(episodes)]) if hops else None
     await watch.unsubscribe()
     dispatcher.stop()
     if dispatching is not None:
         await dispatching
     await router.close()
     await log.close()
-    return Measured(episodes / elapsed, cpu / episodes * 1000, busy / elapsed)
+    return Measured(episodes / elapsed, cpu / episodes * 1000, busy / elapsed, gaps)
 
 
 SCRIPT = {
@@ -259,6 +296,7 @@ async def main(
     separate: bool,
     worker_counts: list[int],
     repeats: int,
+    hops: bool = False,
 ) -> None:
     configure_logging(level="error")
     print(
@@ -273,11 +311,14 @@ async def main(
                     count = episodes if concurrency > 1 else max(8, episodes // 8)
                     loops: list[Measured] = []
                     engines: dict[int, list[Measured]] = {workers: [] for workers in worker_counts}
-                    for _ in range(repeats):
+                    for round_ in range(repeats):
                         loops.append(await in_process(url, count, concurrency))
                         for workers in worker_counts:
                             tag = f"{latency}-{concurrency}-{workers}-{time.monotonic_ns()}"
-                            engines[workers].append(await engine(url, server.url, count, concurrency, tag, workers))
+                            last = hops and round_ == repeats - 1
+                            engines[workers].append(
+                                await engine(url, server.url, count, concurrency, tag, workers, hops=last)
+                            )
                     print(
                         f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop{' ' * 34}{describe(loops)}",
                         flush=True,
@@ -293,11 +334,19 @@ async def main(
                             per_episode = 1 / median(runs, "rate") - 1 / median(loops, "rate")
                             line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
                         print(line, flush=True)
+                        if runs[-1].hops:
+                            print(describe_hops(runs[-1].hops), flush=True)
     print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
 
 
 def median(runs: list[Measured], field: str) -> float:
     return statistics.median(getattr(run, field) for run in runs)
+
+
+def describe_hops(gaps: dict[str, float]) -> str:
+    """One line per transition, in the order an episode meets them."""
+    lines = [f"        {milliseconds:7.2f} ms  {step}" for step, milliseconds in gaps.items()]
+    return "      server-time gaps, median over sampled runs of the last round:\n" + "\n".join(lines)
 
 
 def describe(runs: list[Measured]) -> str:
@@ -325,6 +374,9 @@ if __name__ == "__main__":
         action="store_true",
         help="serve the fake model inside the benchmark's process (its CPU then competes)",
     )
+    parser.add_argument(
+        "--hops", action="store_true", help="after each engine row, the median gap between consecutive events"
+    )
     parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_worker:
@@ -338,5 +390,6 @@ if __name__ == "__main__":
                 not args.same_process_model,
                 args.workers,
                 1 if args.quick else args.repeats,
+                args.hops,
             )
         )
