@@ -70,8 +70,9 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     rows = [result_row(run_id, events) for run_id, events in histories.items()]
     results = [result for result in map(sample_result, histories.values()) if result is not None]
     out = Path(args.out or f"results/{name}.jsonl")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    # One file, written once the runs are done: nothing else waits on the loop meanwhile.
+    out.parent.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows))  # noqa: ASYNC240
     report = compute_metrics(results, k=args.samples)
     evolved = _evolve_report(histories, out) if args.workflow == "evolve" else None
     if args.json:

@@ -56,7 +56,7 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     if html:
         from replay.timeline_html import render_html
 
-        with open(html, "w", encoding="utf-8") as handle:
+        with open(html, "w", encoding="utf-8") as handle:  # noqa: ASYNC230 - one file, after the reads
             handle.write(render_html(runs))
         print(f"wrote {html}", file=sys.stderr)
     if as_json:

@@ -41,6 +41,9 @@ MODEL_KEYS = {
 }
 
 
+_ENV_SECTIONS = ("informal_math_evolving", "informal_math", "informal_math_training")
+"""The reference's env.config sections that hold evolving-loop settings."""
+
 def translate(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Rewrite reference-style keys into apollo's layout; apollo keys pass through."""
     out: dict[str, Any] = {}
@@ -123,7 +126,7 @@ def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if key == "config" and isinstance(value, Mapping):
             _merge(out, _env_section(value))
-        elif key in ("informal_math_evolving", "informal_math", "informal_math_training") and isinstance(value, Mapping):
+        elif key in _ENV_SECTIONS and isinstance(value, Mapping):
             _merge(out, _evolving_section(value, f"env.config.{key}"))
         elif key in EPISODE_KEYS:
             _merge(out, {"episode": {EPISODE_KEYS[key]: value}})

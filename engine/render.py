@@ -27,18 +27,21 @@ def summary(event: Event, width: int = 100) -> str:
             return f"{event.role} step {event.step}: model call failed ({event.kind}): {_clip(event.message, width)}"
         case ActionParsed():
             validity = "valid" if event.valid else f"INVALID: {event.error}"
-            return f"step {event.step}: action {event.kind}{' ' + event.tool if event.tool else ''} ({_clip(validity, width)})"
+            tool = f" {event.tool}" if event.tool else ""
+            return f"step {event.step}: action {event.kind}{tool} ({_clip(validity, width)})"
         case ToolCallRequested():
             return f"step {event.step}: running {event.tool}: {_clip(event.input, width)}"
         case ToolReturned():
             status = "ok" if event.score > 0 else "failed"
-            return f"step {event.step}: {event.tool} {status} in {event.latency_ms:.0f} ms: {_clip(event.result, width)}"
+            took = f"{event.latency_ms:.0f} ms"
+            return f"step {event.step}: {event.tool} {status} in {took}: {_clip(event.result, width)}"
         case ToolFailed():
             return f"step {event.step}: {event.tool} could not run: {_clip(event.error, width)}"
         case AnswerGraded():
             return f"answer {event.answer!r}: score {event.score:g} by {event.method} ({event.done_reason})"
         case EpisodeEnded():
-            return f"episode ended: {event.done_reason}, reward {event.reward:g}, {event.steps} steps, {event.invalid_turns} invalid"
+            counts = f"{event.steps} steps, {event.invalid_turns} invalid"
+            return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
         case TrajectorySealed():
             return f"trajectory sealed: {len(event.turns)} turns, reward {event.reward:g}"
         case RunCompleted():

@@ -315,7 +315,8 @@ async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
     if args.html:
         from replay.timeline_html import render_html
 
-        Path(args.html).write_text(render_html([a, b], title=f"{args.run_a} vs {args.run_b}"), encoding="utf-8")
+        page = render_html([a, b], title=f"{args.run_a} vs {args.run_b}")
+        Path(args.html).write_text(page, encoding="utf-8")  # noqa: ASYNC240 - one file, after the reads
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps(msgspec.to_builtins(diff)))

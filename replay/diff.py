@@ -55,7 +55,8 @@ def _text_difference(expected: str, actual: str) -> str:
     """Long texts: show the neighbourhood of the first differing character."""
     if len(expected) <= _CLIP and len(actual) <= _CLIP:
         return f"{expected!r} != {actual!r}"
-    at = next((i for i, (x, y) in enumerate(zip(expected, actual)) if x != y), min(len(expected), len(actual)))
+    pairs = enumerate(zip(expected, actual, strict=False))  # lengths may differ: that is a difference too
+    at = next((i for i, (x, y) in pairs if x != y), min(len(expected), len(actual)))
     start = max(0, at - 40)
     return (f"texts differ at char {at} (lengths {len(expected)} / {len(actual)}): "
             f"...{expected[start:at + 60]!r} != ...{actual[start:at + 60]!r}")

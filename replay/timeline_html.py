@@ -41,7 +41,8 @@ summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis
 .tag{display:inline-block;min-width:150px;font-family:monospace}
 .t-model{color:#7a3fb0}.t-tool{color:#0f7a5a}.t-action{color:#a15c00}.t-run{color:#1d2330}
 .t-answer,.t-episode,.t-trajectory{color:#b0173a}
-pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;margin:4px 0;max-height:480px;overflow:auto}
+pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;margin:4px 0;
+max-height:480px;overflow:auto}
 .msg{margin:4px 0}.role{font-weight:600}
 .state{background:#fffbe8}
 """

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_wheel_ships_the_stream_definitions(tmp_path: Path) -> None:
     """Workers apply the stream definitions at start, so the wheel must contain them."""
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     if built.returncode != 0:

@@ -78,7 +78,7 @@ async def test_code_then_answer_trajectory_is_recorded_and_graded() -> None:
 
 async def test_ground_truth_never_reaches_a_prompt() -> None:
     """No prompt sent to the model contains the ground truth."""
-    events, model, _, _ = await run_episode(
+    _events, model, _, _ = await run_episode(
         ["<python_code>print(1)</python_code>", "<answer>\\boxed{5}</answer>"], answer="unguessable-7781"
     )
     assert all("unguessable-7781" not in m.content for prompt in model.prompts for m in prompt)
@@ -100,7 +100,7 @@ async def test_reply_with_tool_call_and_answer_is_an_invalid_turn() -> None:
 
 async def test_step_budget_ends_with_max_steps_and_force_answer_prompt() -> None:
     """Tool calls until the budget: the last prompt offers only the answer; done reason max_steps."""
-    events, model, python, _ = await run_episode(
+    events, _model, python, _ = await run_episode(
         ["<python_code>print(1)</python_code>"] * 3, episode={"max_steps": 3}
     )
     assert len(python.calls) == 2  # the tool call on the last step is not executed

@@ -104,7 +104,19 @@ BAD = {
 }
 
 
-ATTRIBUTES = {'duplicate_tag': 'python_code', 'import_error': 'anything', 'sync_tool': 'shout', 'untyped_args': 'add', 'call_signature': 'Lookup', 'bad_json_schema': 'Lookup', 'grader_arity': 'loose', 'plain_function': 'helper', 'no_usage': 'silent', 'reserved_tag': 'answer', 'domain_without_grader': 'target'}
+ATTRIBUTES = {
+    "duplicate_tag": "python_code",
+    "import_error": "anything",
+    "sync_tool": "shout",
+    "untyped_args": "add",
+    "call_signature": "Lookup",
+    "bad_json_schema": "Lookup",
+    "grader_arity": "loose",
+    "plain_function": "helper",
+    "no_usage": "silent",
+    "reserved_tag": "answer",
+    "domain_without_grader": "target",
+}
 """The object each bad module's entry point names."""
 
 

@@ -53,8 +53,8 @@ async def test_tool_guide_package_adds_a_tool_the_model_uses(tmp_path: Path) -> 
     """tool.md: the word_count package installs, is offered, is called, and the run verifies."""
     site = install_project(tmp_path / "site", project_from_guide("tool.md", tmp_path / "project"))
     with on_path(site):
-        events, model = await episode({"episode": {"tools": ["python_code", "word_count"]}},
-                                      ["<word_count>the quick brown fox jumps</word_count>", "<answer>\\boxed{42}</answer>"])
+        replies = ["<word_count>the quick brown fox jumps</word_count>", "<answer>\\boxed{42}</answer>"]
+        events, model = await episode({"episode": {"tools": ["python_code", "word_count"]}}, replies)
     [returned] = [e for e in events if isinstance(e, ToolReturned)]
     assert '"words": 5' in returned.result
     assert "<word_count>...</word_count>" in model.prompts[0][-1].content

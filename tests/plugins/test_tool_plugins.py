@@ -130,7 +130,9 @@ async def test_struct_arguments_are_parsed_from_a_json_body(geometry: Any) -> No
     assert json.loads(returned.result)["result"] == 5.0
 
 
-@pytest.mark.parametrize("body", ["not json", '{"x": "three", "y": 4}', '{"x": 1}', "[1, 2]", "", "null", '{"x": 1, "y": 2'])
+@pytest.mark.parametrize(
+    "body", ["not json", '{"x": "three", "y": 4}', '{"x": 1}', "[1, 2]", "", "null", '{"x": 1, "y": 2']
+)
 async def test_broken_tool_json_becomes_an_error_the_model_reads(geometry: Any, body: str) -> None:
     """Garbage arguments give an invalid_arguments result naming the expected fields, not a crash."""
     runner = geometry.tool_runners(make_settings())["distance"]

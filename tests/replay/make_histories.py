@@ -64,7 +64,8 @@ async def main() -> None:
     for name, text in texts.items():
         (HERE / f"{name}.ndjson").write_text(text)
     base = texts["good_code_then_answer"]
-    (HERE / "edited_action_parsed.ndjson").write_text(edited(base, "action.parsed", {"action": "<python_code>print(42)</python_code>"}))
+    code_action = {"action": "<python_code>print(42)</python_code>"}
+    (HERE / "edited_action_parsed.ndjson").write_text(edited(base, "action.parsed", code_action))
     (HERE / "edited_prompt.ndjson").write_text(edited(base, "model.call_requested", {"prompt": " Be brief."}))
 
 

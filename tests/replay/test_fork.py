@@ -29,7 +29,7 @@ async def _parent_and_fork(at_seq: int, replies: list[str]):
 
 async def test_fork_after_tool_result_asks_the_new_model_for_the_next_step() -> None:
     """Forked after the tool returned, only step 2 runs again, on the new model."""
-    log, parent, plan, child, model, python = await _parent_and_fork(7, ["<answer>\\boxed{41}</answer>"])
+    _log, _parent, _plan, child, model, python = await _parent_and_fork(7, ["<answer>\\boxed{41}</answer>"])
     first = child[0].event
     assert isinstance(first, ProblemSubmitted) and (first.parent_run_id, first.fork_seq) == ("parent", 7)
     started = next(r.event for r in child if isinstance(r.event, RunStarted))
@@ -44,7 +44,7 @@ async def test_fork_after_tool_result_asks_the_new_model_for_the_next_step() -> 
 
 async def test_pending_model_call_is_asked_again_under_the_fork_settings() -> None:
     """A model call still waiting at the fork point is re-requested, naming the new model."""
-    log, parent, plan, child, model, python = await _parent_and_fork(3, CODE_THEN_ANSWER)
+    _log, _parent, plan, child, model, python = await _parent_and_fork(3, CODE_THEN_ANSWER)
     assert plan.dropped == [3]
     calls = [r.event for r in child if isinstance(r.event, ModelCallRequested)]
     assert [c.model for c in calls] == ["model-two", "model-two"]
@@ -53,7 +53,7 @@ async def test_pending_model_call_is_asked_again_under_the_fork_settings() -> No
 
 async def test_fork_between_outputs_of_one_decider_creates_no_duplicates() -> None:
     """Forked between ActionParsed and ToolCallRequested, the re-run decider adds only what is missing."""
-    log, parent, plan, child, model, python = await _parent_and_fork(5, ["<answer>\\boxed{42}</answer>"])
+    _log, _parent, _plan, child, _model, python = await _parent_and_fork(5, ["<answer>\\boxed{42}</answer>"])
     steps = Counter(r.event.step for r in child if isinstance(r.event, ActionParsed))
     assert steps == Counter({1: 1, 2: 1})
     assert python.calls == ["print(6*7)"]
@@ -64,7 +64,7 @@ async def test_fork_between_outputs_of_one_decider_creates_no_duplicates() -> No
 @pytest.mark.parametrize("at_seq", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14])
 async def test_fork_at_any_point_completes_and_verifies(at_seq: int) -> None:
     """Whatever the fork point, the child finishes and its own events verify."""
-    log, parent, plan, child, model, python = await _parent_and_fork(at_seq, CODE_THEN_ANSWER)
+    _log, _parent, _plan, child, _model, _python = await _parent_and_fork(at_seq, CODE_THEN_ANSWER)
     assert any(isinstance(r.event, RunCompleted) for r in child)
     result = await verify_run(child)
     assert result.ok, result.first_difference and result.first_difference.describe()
@@ -73,7 +73,7 @@ async def test_fork_at_any_point_completes_and_verifies(at_seq: int) -> None:
 
 async def test_fork_prefix_behaves_like_the_parent_prefix() -> None:
     """Up to the fork point the child's events equal the parent's (ids and times aside)."""
-    log, parent, plan, child, model, python = await _parent_and_fork(7, ["<answer>\\boxed{41}</answer>"])
+    _log, parent, _plan, child, _model, _python = await _parent_and_fork(7, ["<answer>\\boxed{41}</answer>"])
     diff = diff_runs(parent, child)
     assert not diff.same and diff.first_step == 2
     assert any(line.startswith("config.models") for line in diff.differences)

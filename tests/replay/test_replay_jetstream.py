@@ -10,6 +10,7 @@ from replay.verify import verify_run
 from tests.replay.support import run_episode, run_forked
 from tests.support.engine_harness import make_settings, services
 
+
 def _policy(messages: list[dict]) -> str:
     """Code first, answer once the fake tool's output is in the prompt."""
     if "RESULT=42" in messages[-1]["content"]:

@@ -118,7 +118,8 @@ async def test_project_and_home_files_are_invisible(sandbox: PythonSandbox) -> N
     """Nothing of /work, /root or home directories is readable except Python's own files."""
     code = (
         "import os\n"
-        f"for p in ({str(REPO / 'pyproject.toml')!r}, '/root/.bashrc', {str(REPO.parent / 'shared' / 'DESIGN.md')!r}):\n"
+        f"for p in ({str(REPO / 'pyproject.toml')!r}, '/root/.bashrc',"
+        f" {str(REPO.parent / 'shared' / 'DESIGN.md')!r}):\n"
         "    print(p, os.path.exists(p))\n"
         f"print(sorted(os.listdir({str(REPO)!r})) if os.path.isdir({str(REPO)!r}) else ['<absent>'])\n"
         "print(os.path.exists('/home'))\n"
