@@ -18,12 +18,17 @@ of the machine's cores were busy (all processes), and the ratio engine/loop; plu
 engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency,
 concurrency 1 and 32. With ``--hops``, each engine row is followed by where its episodes'
 time went: the median gap, in the server's own timestamps, between consecutive events of
-a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches ~1000 ms/s a process is bound by one
-core, not by the model's latency; where the busy cores reach the machine's count, the
-machine is the limit.
+a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches
+~1000 ms/s a process is bound by one core, not by the model's latency; where the busy
+cores reach the machine's count, the machine is the limit.
+
+Every process here runs as an engine worker does: its start-up heap frozen out of the
+garbage collector's scans (``engine.processes.freeze_startup_heap``). With
+``--unfrozen-heap``, an extra row runs the in-process engine with the heap unfrozen, and
+the frozen/unfrozen ratio of the two engine rows is printed.
 
     .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2]
-        [--repeats 3] [--hops]
+        [--repeats 3] [--hops] [--unfrozen-heap]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import itertools
 import os
 import signal
@@ -52,6 +58,7 @@ from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
 from engine.logging import configure_logging  # noqa: E402
 from engine.models.fake_server import FakeOpenAIServer  # noqa: E402
 from engine.models.router import ModelRouter  # noqa: E402
+from engine.processes import freeze_startup_heap  # noqa: E402
 from events.model import SamplingParams  # noqa: E402
 from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
@@ -121,6 +128,7 @@ async def serve_worker(url: str, nats_url: str) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, dispatcher.stop)
+    freeze_startup_heap()
     print("pulling", flush=True)
     sys.stdout = open(os.devnull, "w")  # noqa: ASYNC230, SIM115 - nobody reads the pipe from here on
     await dispatcher.run()
@@ -150,6 +158,31 @@ def worker_processes(count: int, url: str, nats_url: str) -> Iterator[list[int]]
                 process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+class Variant(NamedTuple):
+    """One way of running the engine side."""
+
+    workers: int
+    """0: dispatch in the benchmark's process; N: N worker processes."""
+    heap_frozen: bool = True
+
+    @property
+    def label(self) -> str:
+        where = f"{self.workers} worker processes" if self.workers else "dispatcher in this process"
+        return where if self.heap_frozen else f"{where}, heap not frozen"
+
+
+@contextlib.contextmanager
+def heap(frozen: bool) -> Iterator[None]:
+    """Run the block with this process's start-up heap unfrozen, when asked; frozen after."""
+    if not frozen:
+        gc.unfreeze()
+    try:
+        yield
+    finally:
+        if not frozen:
+            freeze_startup_heap()
 
 
 class Measured(NamedTuple):
@@ -294,11 +327,12 @@ async def main(
     latencies: list[int],
     concurrencies: list[int],
     separate: bool,
-    worker_counts: list[int],
+    variants: list[Variant],
     repeats: int,
     hops: bool = False,
 ) -> None:
     configure_logging(level="error")
+    freeze_startup_heap()  # as a worker does, so the loop and the engine run alike
     print(
         f"fake model {'in its own process' if separate else 'inside this process'}; "
         f"{os.cpu_count()} CPU cores; median of {repeats} back-to-back rounds per row",
@@ -310,32 +344,41 @@ async def main(
                 for concurrency in concurrencies:
                     count = episodes if concurrency > 1 else max(8, episodes // 8)
                     loops: list[Measured] = []
-                    engines: dict[int, list[Measured]] = {workers: [] for workers in worker_counts}
+                    engines: dict[Variant, list[Measured]] = {variant: [] for variant in variants}
                     for round_ in range(repeats):
                         loops.append(await in_process(url, count, concurrency))
-                        for workers in worker_counts:
-                            tag = f"{latency}-{concurrency}-{workers}-{time.monotonic_ns()}"
+                        for variant in variants:
+                            tag = f"{latency}-{concurrency}-{variant.workers}-{time.monotonic_ns()}"
                             last = hops and round_ == repeats - 1
-                            engines[workers].append(
-                                await engine(url, server.url, count, concurrency, tag, workers, hops=last)
-                            )
+                            with heap(variant.heap_frozen):
+                                measured = await engine(
+                                    url, server.url, count, concurrency, tag, variant.workers, hops=last
+                                )
+                            engines[variant].append(measured)
                     print(
-                        f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop{' ' * 34}{describe(loops)}",
+                        f"latency {latency:>3} ms  concurrency {concurrency:>2}:  loop{' ' * 51}{describe(loops)}",
                         flush=True,
                     )
-                    for workers, runs in engines.items():
-                        where = f"{workers} worker processes" if workers else "dispatcher in this process"
+                    for variant, runs in engines.items():
                         ratios = [run.rate / loop.rate for run, loop in zip(runs, loops, strict=True)]
                         line = (
-                            f"    engine, {where:<26} {describe(runs)}  ratio {statistics.median(ratios):4.2f}x"
-                            f" ({min(ratios):.2f}-{max(ratios):.2f})"
+                            f"    engine, {variant.label:<43} {describe(runs)}"
+                            f"  ratio {statistics.median(ratios):4.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
                         )
-                        if latency == 0 and concurrency == 1 and not workers:
+                        if latency == 0 and concurrency == 1 and variant == Variant(0):
                             per_episode = 1 / median(runs, "rate") - 1 / median(loops, "rate")
                             line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
                         print(line, flush=True)
                         if runs[-1].hops:
                             print(describe_hops(runs[-1].hops), flush=True)
+                    if Variant(0) in engines and Variant(0, heap_frozen=False) in engines:
+                        pairs = zip(engines[Variant(0)], engines[Variant(0, heap_frozen=False)], strict=True)
+                        gains = [frozen.rate / unfrozen.rate for frozen, unfrozen in pairs]
+                        print(
+                            "    heap frozen / not frozen (dispatcher in this process):"
+                            f" {statistics.median(gains):4.2f}x ({min(gains):.2f}-{max(gains):.2f})",
+                            flush=True,
+                        )
     print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
 
 
@@ -377,6 +420,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--hops", action="store_true", help="after each engine row, the median gap between consecutive events"
     )
+    parser.add_argument(
+        "--unfrozen-heap",
+        action="store_true",
+        help="add a row: the in-process engine with its start-up heap left to the garbage collector",
+    )
     parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_worker:
@@ -388,7 +436,8 @@ if __name__ == "__main__":
                 args.latencies,
                 [1, 32],
                 not args.same_process_model,
-                args.workers,
+                [Variant(workers) for workers in args.workers]
+                + ([Variant(0, heap_frozen=False)] if args.unfrozen_heap else []),
                 1 if args.quick else args.repeats,
                 args.hops,
             )

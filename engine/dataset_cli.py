@@ -14,6 +14,7 @@ from engine.commands import local_workers, submission
 from engine.config import Settings
 from engine.datasets import DatasetError, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
+from engine.processes import freeze_startup_heap
 from events.subjects import RUN_PREFIX
 from replay.metrics import compute_metrics, render_table, to_jsonable
 from replay.results import result_row, sample_result
@@ -61,6 +62,7 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     jobs = [(problem, sample) for problem in load.problems for sample in range(args.samples)]
     engine_running = bool(settings.nats.url or running_engine_url(settings))
     runtime = await open_runtime(settings, start_server=True)
+    freeze_startup_heap()  # a dataset run lasts: its workers need not rescan start-up objects
     try:
         async with local_workers(runtime, enabled=not engine_running):
             run_ids = await _run_all(runtime, name, jobs, args, overrides)

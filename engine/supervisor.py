@@ -17,6 +17,7 @@ import structlog
 
 from engine.bootstrap import open_runtime
 from engine.config import Settings, default_data_dir
+from engine.processes import freeze_startup_heap
 
 log = structlog.get_logger("apollo.up")
 
@@ -40,6 +41,7 @@ async def serve(
     ]
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
+    freeze_startup_heap()
     where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
     print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
     await _report_protections()
@@ -65,6 +67,7 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     runtime = await open_runtime(settings, start_server=False)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
+    freeze_startup_heap()
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=False)
     finally:
