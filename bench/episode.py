@@ -196,6 +196,32 @@ class Measured(NamedTuple):
     """Cores the whole machine kept busy meanwhile (every process, ours or not)."""
     hops: dict[str, float] | None = None
     """Median server-time gap (ms) from one event to the next, by (event -> next event)."""
+    gc_ms: float = 0.0
+    """Garbage collection in this process per episode, in ms (in-process engine only)."""
+    gc_pause_ms: float = 0.0
+    """This process's longest garbage collection, in ms."""
+
+
+class CollectorClock:
+    """Times this process's garbage collections while the block runs (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.total = self.longest = self._started = 0.0
+
+    def __enter__(self) -> CollectorClock:
+        gc.callbacks.append(self._tick)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._tick)
+
+    def _tick(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        took = time.perf_counter() - self._started
+        self.total += took
+        self.longest = max(self.longest, took)
 
 
 def machine_busy_seconds() -> float:
@@ -283,7 +309,8 @@ async def _engine(  # noqa: PLR0913
 
     await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(max(warm_up_count(concurrency), 2 * len(pids)))))
     started, cpu, busy = time.perf_counter(), time.process_time() + cpu_seconds(pids), machine_busy_seconds()
-    await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
+    with CollectorClock() as collector:
+        await asyncio.gather(*(one(f"bench-{tag}-{i}") for i in range(episodes)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() + cpu_seconds(pids) - cpu
     busy = machine_busy_seconds() - busy
     gaps = await hop_gaps(log, [f"bench-{tag}-{i}" for i in range(episodes)]) if hops else None
@@ -293,7 +320,10 @@ async def _engine(  # noqa: PLR0913
         await dispatching
     await router.close()
     await log.close()
-    return Measured(episodes / elapsed, cpu / episodes * 1000, busy / elapsed, gaps)
+    return Measured(
+        episodes / elapsed, cpu / episodes * 1000, busy / elapsed, gaps,
+        collector.total / episodes * 1000, collector.longest * 1000,
+    )
 
 
 SCRIPT = {
@@ -365,6 +395,11 @@ async def main(
                             f"    engine, {variant.label:<43} {describe(runs)}"
                             f"  ratio {statistics.median(ratios):4.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
                         )
+                        if not variant.workers and (len(variants) > 1 or not variant.heap_frozen):
+                            line += (
+                                f"   GC {median(runs, 'gc_ms'):.2f} ms/ep,"
+                                f" longest {max(run.gc_pause_ms for run in runs):.1f} ms"
+                            )
                         if latency == 0 and concurrency == 1 and variant == Variant(0):
                             per_episode = 1 / median(runs, "rate") - 1 / median(loops, "rate")
                             line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
