@@ -13,9 +13,7 @@ from engine.bootstrap import Runtime
 from engine.errors import RunNotFound
 from events.base import Event, is_valid_run_id
 from events.record import Recorded
-from events.run import ProblemSubmitted, RunCompleted, RunFailed
-
-TERMINAL = (RunCompleted, RunFailed)
+from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -76,7 +74,7 @@ async def watch_run(
             last = record.seq
             if on_event is not None:
                 on_event(record)
-        if any(isinstance(r.event, TERMINAL) for r in fresh):
+        if any(isinstance(r.event, RUN_ENDINGS) for r in fresh):
             return records
         if deadline is not None and asyncio.get_running_loop().time() > deadline:
             msg = f"run {run_id} did not finish within {timeout:.0f}s"

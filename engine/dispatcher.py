@@ -26,7 +26,7 @@ from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
 from events.record import Recorded
-from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
+from events.run import RUN_ENDINGS, EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
 from events.subjects import parse_subject, subject_for
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for
@@ -157,6 +157,9 @@ class Dispatcher:
             await self._decide_ahead(appended)
         except Exception as exc:  # noqa: BLE001 - acked already: each output's delivery decides it
             log.warning("decide_ahead_failed", error=repr(exc))
+        if isinstance(event, RUN_ENDINGS):
+            # An ended run's events would only weigh on every full garbage collection.
+            self.histories.forget(event.run_id)
 
     def _routes_for(self, event_type: type[Event]) -> list[Route]:
         found = self._by_type.get(event_type)
@@ -217,7 +220,10 @@ class Dispatcher:
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
             if not routes or any(route.kind != "decide" for route in routes):
                 continue
-            read = _HistoryRead(self.histories.cached(event.run_id), event, record.seq)
+            cached = self.histories.cached(event.run_id)
+            if not cached or cached[-1].seq < record.seq:
+                continue  # the run left the cache meanwhile (it ended): the delivery decides
+            read = _HistoryRead(cached, event, record.seq)
             for route in routes:
                 key = f"{route.name}.{event.event_id}"
                 settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
@@ -260,8 +266,8 @@ class Dispatcher:
                 else:
                     if not appended.duplicate:
                         record = Recorded(appended.seq, subject_for(output), output)
-                        self.histories.extend(run_id, record)
-                        extended.append(record)
+                        if self.histories.extend(run_id, record, after_seq=expected):
+                            extended.append(record)
                         expected = appended.seq
                     else:
                         expected = None

@@ -61,11 +61,22 @@ class RunHistories:
         records = self._runs.get(run_id)
         return records[-1].seq if records else 0
 
-    def extend(self, run_id: str, record: Recorded) -> None:
-        """Add an event this worker appended right after the cached prefix (no gap)."""
-        records = self._runs.setdefault(run_id, [])
-        if not records or records[-1].seq < record.seq:
-            records.append(record)
+    def forget(self, run_id: str) -> None:
+        """Drop a run that has ended; an event of it arriving later is simply read again."""
+        self._runs.pop(run_id, None)
+
+    def extend(self, run_id: str, record: Recorded, *, after_seq: int) -> bool:
+        """Add an event this worker appended when the run's last event was ``after_seq``.
+
+        Only a cached prefix ending exactly there grows: a run forgotten or evicted while
+        the append was under way stays out rather than restart from a partial history.
+        Returns whether the record was added.
+        """
+        records = self._runs.get(run_id)
+        if not records or records[-1].seq != after_seq:
+            return False
+        records.append(record)
+        return True
 
 
 def events_of(records: list[Recorded]) -> list[Event]:

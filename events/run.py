@@ -77,3 +77,7 @@ class HandlerFailed(Event, frozen=True, kw_only=True, tag="handler.failed"):
     failed_type: str
     error: str
     deliveries: int
+
+
+RUN_ENDINGS = (RunCompleted, RunFailed)
+"""Events that end a run: nothing routed follows them."""

@@ -1,0 +1,117 @@
+"""A worker's history cache keeps runs in flight and lets go of runs that have ended."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.eventlog.memory import InMemoryEventLog
+from engine.histories import RunHistories
+from events import ProblemSubmitted, RunCompleted, RunStarted
+from events.base import Event
+from events.record import Recorded
+from events.subjects import subject_for
+from handlers.context import HandlerContext, Services
+from handlers.routes import Route
+from tests.support.factories import submitted
+
+FINISHING = "finishing"
+"""Runs whose id starts with this complete; the others stay open after RunStarted."""
+
+
+class Flow:
+    """Starts every run; completes only the finishing ones, noting how much history it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def start(self, event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(RunStarted, "result", workflow="reason")]
+
+    async def finish(self, event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
+        self.seen.append(len(ctx.history))
+        if not event.run_id.startswith(FINISHING):
+            return []
+        return [ctx.new(RunCompleted, "done", done_reason="answer")]
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(ProblemSubmitted, self.start, "effect", "start"),
+            Route(RunStarted, self.finish, "decide", "finish"),
+        ]
+
+
+async def _until(condition, dispatcher: Dispatcher) -> None:  # noqa: ANN001 - an async predicate
+    for _ in range(400):
+        if await condition():
+            await asyncio.sleep(0.1)  # the last deliveries, endings included, are handled too
+            return
+        await asyncio.sleep(0.02)
+    dispatcher.stop()
+    raise AssertionError("the runs did not get there")
+
+
+async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
+    return [type(record.event).__name__ for record in await log.read_run(run_id)]
+
+
+async def test_ended_runs_leave_the_cache_and_runs_in_flight_stay() -> None:
+    log = InMemoryEventLog()
+    finishing, open_run = [f"{FINISHING}-{index}" for index in range(3)], "open-0"
+    for run_id in [*finishing, open_run]:
+        await log.append(submitted(run_id))
+    dispatcher = Dispatcher(log, Flow().routes(), Services(), DispatcherSettings(pull_timeout=0.05))
+    working = asyncio.create_task(dispatcher.run())
+
+    async def settled() -> bool:
+        ended = all(["RunCompleted" in await _tags(log, run_id) for run_id in finishing])
+        return ended and "RunStarted" in await _tags(log, open_run)
+
+    try:
+        await _until(settled, dispatcher)
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(working, 10)
+    assert [dispatcher.histories.cached(run_id) for run_id in finishing] == [[], [], []]
+    assert [type(r.event).__name__ for r in dispatcher.histories.cached(open_run)] == ["ProblemSubmitted", "RunStarted"]
+
+
+async def test_an_event_after_a_run_ended_is_decided_on_its_whole_history() -> None:
+    log = InMemoryEventLog()
+    run_id = f"{FINISHING}-late"
+    await log.append(submitted(run_id))
+    flow = Flow()
+    dispatcher = Dispatcher(log, flow.routes(), Services(), DispatcherSettings(pull_timeout=0.05))
+    working = asyncio.create_task(dispatcher.run())
+    try:
+        await _until(lambda: _ended(log, run_id, 1), dispatcher)
+        assert dispatcher.histories.cached(run_id) == []
+        # The same run is started again by hand: the decider must see all four events.
+        await log.append(RunStarted(event_id="late-start", run_id=run_id, occurred_at=submitted(run_id).occurred_at,
+                                    workflow="reason"))
+        await _until(lambda: _ended(log, run_id, 2), dispatcher)
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(working, 10)
+    assert flow.seen == [2, 4]
+
+
+async def _ended(log: InMemoryEventLog, run_id: str, times: int) -> bool:
+    return (await _tags(log, run_id)).count("RunCompleted") == times
+
+
+async def test_an_append_never_restarts_a_forgotten_run_from_a_partial_history() -> None:
+    log = InMemoryEventLog()
+    histories = RunHistories(log)
+    first = await log.append(submitted("r"))
+    await histories.latest("r", first.seq)
+    started = RunStarted(event_id="s", run_id="r", occurred_at=submitted("r").occurred_at, workflow="reason")
+    later = Recorded(first.seq + 1, subject_for(started), started)
+    histories.forget("r")
+    assert not histories.extend("r", later, after_seq=first.seq)
+    assert histories.cached("r") == []
+    await histories.latest("r", first.seq)  # read again: the whole prefix
+    assert not histories.extend("r", later, after_seq=first.seq + 5)  # not where the cache ends
+    assert histories.extend("r", later, after_seq=first.seq)
+    assert [record.seq for record in histories.cached("r")] == [first.seq, first.seq + 1]
