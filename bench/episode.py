@@ -51,7 +51,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import fake_model_process, nats_server  # noqa: E402
-from engine.commands import submission  # noqa: E402
+from engine.commands import submission, submit  # noqa: E402
 from engine.config import validate  # noqa: E402
 from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
@@ -304,7 +304,7 @@ async def _engine(  # noqa: PLR0913
     async def one(run_id: str) -> None:
         async with gate:
             finished[run_id] = asyncio.get_running_loop().create_future()
-            await log.append(submission(run_id, "What is 6 times 7?", ground_truth="42"))
+            await submit(log, submission(run_id, "What is 6 times 7?", ground_truth="42"))
             await asyncio.wait_for(finished[run_id], 120)
 
     await asyncio.gather(*(one(f"bench-{tag}-warm-{i}") for i in range(max(warm_up_count(concurrency), 2 * len(pids)))))

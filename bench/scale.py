@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import fake_model_process  # noqa: E402
-from engine.commands import submission  # noqa: E402
+from engine.commands import submission, submit  # noqa: E402
 from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
 from engine.nats_server import NatsServerProcess  # noqa: E402
 
@@ -118,7 +118,7 @@ async def run_episodes(log: JetStreamEventLog, run_ids: list[str]) -> None:
     watch = await log.nc.subscribe("apollo.run.*.run.*", cb=on_end)
     try:
         for run_id in run_ids:
-            await log.append(submission(run_id, "What is 2 + 2?", ground_truth="4"))
+            await submit(log, submission(run_id, "What is 2 + 2?", ground_truth="4"))
         await asyncio.wait_for(everything_ended.wait(), 600)
     finally:
         await watch.unsubscribe()

@@ -219,14 +219,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
     from engine.bootstrap import open_runtime
-    from engine.commands import new_run_id, submission
+    from engine.commands import new_run_id, submission, submit
 
     runtime = await open_runtime(settings, start_server=False)
     try:
         run_id = args.run_id or new_run_id()
         event = submission(run_id, args.question, ground_truth=args.answer, workflow=args.workflow,
                            config=_overrides(args), **problem_fields(args))
-        await runtime.log.append(event)
+        await submit(runtime.log, event)
     finally:
         await runtime.close()
     print(run_id)

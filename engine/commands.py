@@ -10,10 +10,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.bootstrap import Runtime
-from engine.errors import RunNotFound
+from engine.errors import RunMovedOn, RunNotFound
+from engine.eventlog.port import Appended, EventLog
 from events.base import Event, is_valid_run_id
 from events.record import Recorded
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
+
+
+async def submit(log: EventLog, event: ProblemSubmitted) -> Appended:
+    """Append a submission as its run's first event when the run is new.
+
+    Appending it on the condition that the run has no events yet lets the worker that
+    receives it start from the submission alone instead of reading the run's history.
+    A run that already has events (the same submission again) gets a plain append,
+    which the event id deduplicates.
+    """
+    try:
+        return await log.append(event, expected_run_seq=0)
+    except RunMovedOn:
+        return await log.append(event)
 
 
 def new_run_id(prefix: str = "run") -> str:

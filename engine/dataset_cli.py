@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.bootstrap import Runtime, open_runtime, running_engine_url
-from engine.commands import local_workers, submission
+from engine.commands import local_workers, submission, submit
 from engine.config import Settings
 from engine.datasets import DatasetError, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
@@ -114,7 +114,7 @@ async def _run_all(
         while queue and len(open_runs) < args.concurrency:
             run_id, (problem, sample) = queue.pop(0)
             if not await runtime.log.read_run(run_id, upto_seq=None):
-                await runtime.log.append(submission(
+                await submit(runtime.log, submission(
                     run_id, problem.question, ground_truth=problem.ground_truth,
                     problem_id=problem.problem_id, data_source=problem.data_source,
                     workflow=args.workflow, config=overrides, group_id=group_id_for(name, problem.problem_id),

@@ -140,6 +140,10 @@ class Dispatcher:
                 routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
             appended: list[Recorded] = []
             if routes:
+                if delivery.expected_run_seq == 0 and delivery.deliveries == 1:
+                    # Stored only if it opened its run, and never handled before: the
+                    # history is this event alone, no read needed.
+                    self.histories.begin(event.run_id, Recorded(delivery.seq, delivery.subject, event))
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
                 for route in routes:
                     appended += await self._run_route(route, event, delivery, read)

@@ -61,6 +61,14 @@ class RunHistories:
         records = self._runs.get(run_id)
         return records[-1].seq if records else 0
 
+    def begin(self, run_id: str, record: Recorded) -> None:
+        """Start a run's cache with its first event, known to be first (no read needed)."""
+        if not self._runs.get(run_id):
+            self._runs[run_id] = [record]
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > self._max_runs:
+                self._runs.popitem(last=False)
+
     def forget(self, run_id: str) -> None:
         """Drop a run that has ended; an event of it arriving later is simply read again."""
         self._runs.pop(run_id, None)

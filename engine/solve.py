@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.bootstrap import open_runtime, running_engine_url
 from engine.cli import problem_fields
-from engine.commands import local_workers, new_run_id, outcome, submission, watch_run
+from engine.commands import local_workers, new_run_id, outcome, submission, submit, watch_run
 from engine.config import Settings
 from engine.render import summary
 from events.base import tag_of
@@ -30,7 +30,7 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             run_id = args.run_id or new_run_id("solve")
             event = submission(run_id, args.question, ground_truth=args.answer,
                                workflow=args.workflow, config=overrides, **problem_fields(args))
-            await runtime.log.append(event)
+            await submit(runtime.log, event)
             records = await watch_run(runtime, run_id, None if args.json else _print_step,
                                       timeout=args.timeout)
     finally:

@@ -35,6 +35,9 @@ _DIRECT_BATCH = 512
 HANDLED_BUCKET = "apollo-handled"
 WRONG_LAST_SEQUENCE = 10071
 """JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check."""
+EXPECTED_SEQ = "Nats-Expected-Last-Subject-Sequence"
+EXPECTED_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
+"""An append's condition: the last sequence among the messages matching this filter."""
 
 
 class JetStreamEventLog:
@@ -158,10 +161,7 @@ class JetStreamEventLog:
         """
         headers = None
         if expected_run_seq is not None:
-            headers = {
-                "Nats-Expected-Last-Subject-Sequence": str(expected_run_seq),
-                "Nats-Expected-Last-Subject-Sequence-Subject": run_filter(event.run_id),
-            }
+            headers = {EXPECTED_SEQ: str(expected_run_seq), EXPECTED_SEQ_SUBJECT: run_filter(event.run_id)}
         return await self.append_raw(subject_for(event), encode(event), event.event_id, headers)
 
     async def append_raw(
@@ -436,6 +436,7 @@ class JetStreamWorkQueue:
             event, error = _decode_or_error(data)
             if event is not None and len(data) > self.log.max_event_bytes:
                 event, error = None, f"event of {len(data)} bytes exceeds the limit of {self.log.max_event_bytes}"
+        expected = _expected_run_seq(msg.headers, event)
 
         async def nak(delay: float | None = None) -> None:
             await msg.nak(delay=delay)
@@ -451,6 +452,7 @@ class JetStreamWorkQueue:
             _nak=nak,
             _term=msg.term,
             _progress=msg.in_progress,
+            expected_run_seq=expected,
         )
 
 
@@ -467,6 +469,20 @@ def _check_server(nc: Client) -> None:
     if not nc._server_info.get("jetstream"):  # noqa: SLF001 - no public accessor in nats-py
         msg = "the NATS server does not have JetStream enabled (start it with -js)"
         raise ConnectError(msg)
+
+
+def _expected_run_seq(headers: dict[str, str] | None, event: object) -> int | None:
+    """The condition the append of a delivered event had on its own run, if any.
+
+    The server stored the message only because the condition held, so ``0`` proves the
+    event opened its run. A condition on any other subject filter says nothing here.
+    """
+    if not headers or not isinstance(event, Event) or headers.get(EXPECTED_SEQ_SUBJECT) != run_filter(event.run_id):
+        return None
+    try:
+        return int(headers.get(EXPECTED_SEQ, ""))
+    except ValueError:
+        return None
 
 
 def _sequence_and_pending(msg: Msg) -> tuple[int, int]:

@@ -20,6 +20,8 @@ class InMemoryEventLog:
     def __init__(self, *, max_deliver: int = -1) -> None:
         self._messages: list[tuple[str, bytes]] = []
         self._ids: dict[str, int] = {}
+        self._conditions: dict[int, int] = {}
+        """seq -> the run's last sequence its append expected (as JetStream stores it)."""
         self._handled: set[str] = set()
         self._checkpoints: dict[str, bytes] = {}
         self._consumers: dict[str, _Consumer] = {}
@@ -35,7 +37,10 @@ class InMemoryEventLog:
             if last != expected_run_seq:
                 msg = f"wrong last sequence: {last}"
                 raise RunMovedOn(msg)
-        return await self.append_raw(subject_for(event), encode(event), event.event_id)
+        appended = await self.append_raw(subject_for(event), encode(event), event.event_id)
+        if expected_run_seq is not None:
+            self._conditions[appended.seq] = expected_run_seq
+        return appended
 
     def _last_run_seq(self, run_id: str) -> int:
         for seq in range(len(self._messages), 0, -1):
@@ -122,7 +127,10 @@ class InMemoryEventLog:
         async def progress() -> None:
             return None
 
-        return Delivery(seq, subject, state.counts[seq], event, error, data, ack, nak, term, progress)
+        return Delivery(
+            seq, subject, state.counts[seq], event, error, data, ack, nak, term, progress,
+            expected_run_seq=self._conditions.get(seq),
+        )
 
     def _next_seq(self, state: _Consumer) -> int | None:
         if state.redeliver:

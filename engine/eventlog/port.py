@@ -37,6 +37,10 @@ class Delivery:
     _nak: object
     _term: object
     _progress: object
+    expected_run_seq: int | None = None
+    """The run's last sequence its append was conditioned on (stored with the message),
+    when the append had that condition on this event's own run: 0 means the event
+    opened its run."""
 
     async def ack(self) -> None:
         await self._ack()  # type: ignore[operator]

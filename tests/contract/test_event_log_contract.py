@@ -95,3 +95,39 @@ async def test_handled_marks_and_checkpoints_persist(event_log) -> None:
     await event_log.put_checkpoint("proj", b"state" * 100_000)
     assert await event_log.get_checkpoint("proj") == b"state" * 100_000
     assert await event_log.get_checkpoint("missing") is None
+
+
+async def test_a_delivery_says_which_run_sequence_its_append_expected(event_log) -> None:
+    """The run-level condition an event was appended with comes back with its delivery."""
+    first = await event_log.append(submitted("r-c"), expected_run_seq=0)
+    await event_log.append(started("r-c"), expected_run_seq=first.seq)
+    await event_log.append(started("r-c"))
+    queue = await event_log.work_queue("apollo-workers")
+    deliveries = await _pull_all(queue, 3)
+    assert [d.expected_run_seq for d in deliveries] == [0, first.seq, None]
+    for delivery in deliveries:
+        await delivery.ack()
+
+
+async def test_submitting_opens_a_new_run_and_resubmitting_is_deduplicated(event_log) -> None:
+    """``submit`` conditions a fresh run's first event; the same submission again is a no-op."""
+    from engine.commands import submit
+
+    event = submitted("r-s")
+    opened = await submit(event_log, event)
+    again = await submit(event_log, event)
+    assert not opened.duplicate and again.duplicate and again.seq == opened.seq
+    queue = await event_log.work_queue("apollo-workers")
+    [delivery] = await _pull_all(queue, 1)
+    assert delivery.expected_run_seq == 0
+    await delivery.ack()
+    assert len(await event_log.read_run("r-s")) == 1
+
+
+async def _pull_all(queue, count: int) -> list:  # noqa: ANN001 - either log's work queue
+    got: list = []
+    for _ in range(20):
+        got += await queue.pull(count - len(got), 1.0)
+        if len(got) >= count:
+            break
+    return sorted(got, key=lambda delivery: delivery.seq)

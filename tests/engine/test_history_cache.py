@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Sequence
 
+from engine.commands import submit
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
 from engine.histories import RunHistories
@@ -53,7 +55,8 @@ async def _until(condition, dispatcher: Dispatcher) -> None:  # noqa: ANN001 - a
 
 
 async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
-    return [type(record.event).__name__ for record in await log.read_run(run_id)]
+    records = await InMemoryEventLog.read_run(log, run_id)  # the test's own reads go uncounted
+    return [type(record.event).__name__ for record in records]
 
 
 async def test_ended_runs_leave_the_cache_and_runs_in_flight_stay() -> None:
@@ -115,3 +118,35 @@ async def test_an_append_never_restarts_a_forgotten_run_from_a_partial_history()
     assert not histories.extend("r", later, after_seq=first.seq + 5)  # not where the cache ends
     assert histories.extend("r", later, after_seq=first.seq)
     assert [record.seq for record in histories.cached("r")] == [first.seq, first.seq + 1]
+
+
+class CountingReads(InMemoryEventLog):
+    """Counts history reads per run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: Counter[str] = Counter()
+
+    async def read_run(self, run_id: str, **window: int | None) -> list[Recorded]:
+        self.reads[run_id] += 1
+        return await super().read_run(run_id, **window)
+
+
+async def test_a_submission_that_opened_its_run_is_handled_without_reading_history() -> None:
+    log = CountingReads()
+    opened, plain = f"{FINISHING}-opened", f"{FINISHING}-plain"
+    await submit(log, submitted(opened))
+    await log.append(submitted(plain))
+    dispatcher = Dispatcher(log, Flow().routes(), Services(), DispatcherSettings(pull_timeout=0.05))
+    working = asyncio.create_task(dispatcher.run())
+    try:
+        await _until(lambda: _both_ended(log, [opened, plain]), dispatcher)
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(working, 10)
+    assert log.reads[opened] == 0
+    assert log.reads[plain] == 1
+
+
+async def _both_ended(log: InMemoryEventLog, run_ids: list[str]) -> bool:
+    return all([await _ended(log, run_id, 1) for run_id in run_ids])

@@ -128,3 +128,38 @@ async def test_a_publish_waiting_across_a_reconnect_fails_without_waiting_out_th
         await publisher.close()
     finally:
         await nc.close()
+
+
+async def test_only_a_condition_on_the_events_own_run_reaches_the_delivery(jetstream_log: JetStreamEventLog) -> None:
+    """A foreign client's condition on another run's filter proves nothing about this run."""
+    from events.codec import encode
+    from events.subjects import run_filter, subject_for
+
+    other_run, elsewhere = submitted(run_id="cond-other"), submitted(run_id="cond-a")
+    condition = "Nats-Expected-Last-Subject-Sequence"
+    await jetstream_log.append(other_run)
+    await jetstream_log.append_raw(
+        subject_for(elsewhere), encode(elsewhere), elsewhere.event_id,
+        {condition: "1", f"{condition}-Subject": run_filter("cond-other")},
+    )
+    queue = await jetstream_log.work_queue("apollo-workers")
+    got = []
+    for _ in range(20):
+        got += await queue.pull(2 - len(got), 1.0)
+        if len(got) == 2:
+            break
+    assert {delivery.event.run_id: delivery.expected_run_seq for delivery in got} == {
+        "cond-other": None, "cond-a": None,
+    }
+
+
+def test_a_condition_header_that_is_not_a_number_is_ignored() -> None:
+    """The server refuses such appends; a header edited in the store must not be trusted either."""
+    from engine.eventlog.jetstream import _expected_run_seq
+    from events.subjects import run_filter
+
+    event = submitted(run_id="cond-c")
+    headers = {"Nats-Expected-Last-Subject-Sequence-Subject": run_filter("cond-c")}
+    assert _expected_run_seq({**headers, "Nats-Expected-Last-Subject-Sequence": "zero"}, event) is None
+    assert _expected_run_seq(headers, event) is None
+    assert _expected_run_seq({**headers, "Nats-Expected-Last-Subject-Sequence": "0"}, event) == 0
