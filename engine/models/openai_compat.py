@@ -18,8 +18,9 @@ The client is the largest CPU cost of a worker, so it takes the SDK's cheaper pa
 (``bench/model_client.py`` measures it): the SDK's aiohttp transport instead of its
 default pool, which polls every idle connection on each request, and the SDK's raw
 ``post`` with a body already in wire form, which skips the per-field transform of
-``chat.completions.create``. Status errors, authentication and timeouts are the SDK's
-as before.
+``chat.completions.create``. The path is given as an absolute URL, which the SDK takes as
+it is instead of merging it with its base URL on every call. Status errors,
+authentication and timeouts are the SDK's as before.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class OpenAICompatClient:
         self._rng = rng or random.Random()
         self._sleep = sleep
         self._sdk: openai.AsyncOpenAI | None = None
+        self._completions_url = f"{endpoint.base_url.rstrip('/')}/chat/completions"
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:
@@ -151,7 +153,7 @@ class OpenAICompatClient:
             # The SDK's timeout is per network operation; this one bounds the whole attempt.
             async with asyncio.timeout(endpoint.timeout):
                 response = await self._sdk_client().post(
-                    "/chat/completions", body=request, cast_to=httpx2.Response, options=_AUTHENTICATED
+                    self._completions_url, body=request, cast_to=httpx2.Response, options=_AUTHENTICATED
                 )
                 body = response.content
         return decode_completion(body, endpoint.model)
