@@ -395,7 +395,7 @@ async def main(
                             f"    engine, {variant.label:<43} {describe(runs)}"
                             f"  ratio {statistics.median(ratios):4.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
                         )
-                        if not variant.workers and (len(variants) > 1 or not variant.heap_frozen):
+                        if not variant.workers:
                             line += (
                                 f"   GC {median(runs, 'gc_ms'):.2f} ms/ep,"
                                 f" longest {max(run.gc_pause_ms for run in runs):.1f} ms"

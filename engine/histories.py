@@ -47,10 +47,13 @@ class RunHistories:
             # Another task may have extended the cache meanwhile: recompute after the await.
             current = records[-1].seq if records else 0
             records.extend(record for record in fresh if record.seq > current)
-        while len(self._runs) > self._max_runs:
-            self._runs.popitem(last=False)
+        self._trim()
         return records
 
+    def _trim(self) -> None:
+        """Evict the least recently used runs beyond ``max_runs``."""
+        while len(self._runs) > self._max_runs:
+            self._runs.popitem(last=False)
 
     def cached(self, run_id: str) -> list[Recorded]:
         """The cached prefix of the run as it stands (no read)."""
@@ -66,8 +69,7 @@ class RunHistories:
         if not self._runs.get(run_id):
             self._runs[run_id] = [record]
             self._runs.move_to_end(run_id)
-            while len(self._runs) > self._max_runs:
-                self._runs.popitem(last=False)
+            self._trim()
 
     def forget(self, run_id: str) -> None:
         """Drop a run that has ended; an event of it arriving later is simply read again."""
