@@ -22,13 +22,19 @@ a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches
 ~1000 ms/s a process is bound by one core, not by the model's latency; where the busy
 cores reach the machine's count, the machine is the limit.
 
+With ``--stub-model``, an extra row runs the in-process engine with the model replaced by
+a stub inside the process: it waits the same latency and replies the same, with no HTTP
+and next to no CPU. Its ratio is still taken against the loop with the real HTTP model,
+so it shows what is left of the gap once the model calls cost nothing: the bus and the
+deciders alone.
+
 Every process here runs as an engine worker does: its start-up heap frozen out of the
 garbage collector's scans (``engine.processes.freeze_startup_heap``). With
 ``--unfrozen-heap``, an extra row runs the in-process engine with the heap unfrozen, and
 the frozen/unfrozen ratio of the two engine rows is printed.
 
     .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2]
-        [--repeats 3] [--hops] [--unfrozen-heap]
+        [--repeats 3] [--hops] [--unfrozen-heap] [--stub-model]
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from events.model import SamplingParams  # noqa: E402
 from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
 from handlers.grading.extraction import extract_final_answer  # noqa: E402
+from handlers.ports import ModelReply  # noqa: E402
 from handlers.table import ROUTES  # noqa: E402
 from tests.support.engine_harness import EchoPython, ExactGrader, services  # noqa: E402
 
@@ -72,6 +79,24 @@ def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
     if "<tool_response>{" in prompt:
         return "<think>the program printed 42</think><answer>\\boxed{42}</answer>"
     return "<think>compute it</think><python_code>print(6*7)</python_code>"
+
+
+class StubModel:
+    """Replies as :func:`policy` after the model's latency: no HTTP, next to no CPU."""
+
+    def __init__(self, latency_ms: int) -> None:
+        self.latency = latency_ms / 1000
+
+    async def complete(self, messages, params) -> ModelReply:  # noqa: ANN001 - the ModelClient port
+        del params
+        await asyncio.sleep(self.latency)
+        return ModelReply(text=policy(messages), model="stub")
+
+    def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # noqa: ARG002 - the router port
+        return self
+
+    async def close(self) -> None:
+        return None
 
 
 def warm_up_count(concurrency: int) -> int:
@@ -166,10 +191,14 @@ class Variant(NamedTuple):
     workers: int
     """0: dispatch in the benchmark's process; N: N worker processes."""
     heap_frozen: bool = True
+    model_stubbed: bool = False
+    """The engine calls :class:`StubModel` in its own process instead of the fake over HTTP."""
 
     @property
     def label(self) -> str:
         where = f"{self.workers} worker processes" if self.workers else "dispatcher in this process"
+        if self.model_stubbed:
+            return f"{where}, model stubbed (no HTTP)"
         return where if self.heap_frozen else f"{where}, heap not frozen"
 
 
@@ -245,16 +274,27 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 async def engine(  # noqa: PLR0913 - one knob per benchmark dimension
-    url: str, nats_url: str, episodes: int, concurrency: int, tag: str, workers: int = 0, *, hops: bool = False
+    url: str,
+    nats_url: str,
+    episodes: int,
+    concurrency: int,
+    tag: str,
+    workers: int = 0,
+    *,
+    hops: bool = False,
+    stub: StubModel | None = None,
 ) -> Measured:
     """Episodes submitted ``concurrency`` at a time through JetStream and the dispatcher.
 
     With ``workers`` > 0 the dispatching happens in that many worker processes (their
-    CPU is counted with this process's); otherwise in this process. With ``hops`` the
-    result carries the median gap between consecutive events of a sample of the runs.
+    CPU is counted with this process's); otherwise in this process, calling ``stub``
+    instead of the model at ``url`` when one is given. With ``hops`` the result carries
+    the median gap between consecutive events of a sample of the runs.
     """
+    if stub is not None and workers:
+        raise ValueError("the stubbed model runs only with the dispatcher in this process")
     with worker_processes(workers, url, nats_url) as pids:
-        return await _engine(url, nats_url, episodes, concurrency, tag, pids, hops)
+        return await _engine(url, nats_url, episodes, concurrency, tag, pids, hops, stub)
 
 
 HOP_SAMPLE_RUNS = 40
@@ -283,11 +323,12 @@ async def hop_gaps(log: JetStreamEventLog, run_ids: list[str]) -> dict[str, floa
 
 
 async def _engine(  # noqa: PLR0913
-    url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int], hops: bool
+    url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int], hops: bool,
+    stub: StubModel | None,
 ) -> Measured:
     settings = settings_for(url)
     log = await JetStreamEventLog.connect(nats_url)
-    router = ModelRouter()
+    router = stub or ModelRouter()
     svc = services(settings, models=router, tools={"python_code": EchoPython()}, grader=ExactGrader())
     dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(concurrency=256))
     dispatching = asyncio.create_task(dispatcher.run()) if not pids else None
@@ -382,7 +423,8 @@ async def main(
                             last = hops and round_ == repeats - 1
                             with heap(variant.heap_frozen):
                                 measured = await engine(
-                                    url, server.url, count, concurrency, tag, variant.workers, hops=last
+                                    url, server.url, count, concurrency, tag, variant.workers, hops=last,
+                                    stub=StubModel(latency) if variant.model_stubbed else None,
                                 )
                             engines[variant].append(measured)
                     print(
@@ -460,6 +502,11 @@ if __name__ == "__main__":
         action="store_true",
         help="add a row: the in-process engine with its start-up heap left to the garbage collector",
     )
+    parser.add_argument(
+        "--stub-model",
+        action="store_true",
+        help="add a row: the in-process engine calling a stub model in its own process (no HTTP)",
+    )
     parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_worker:
@@ -472,7 +519,8 @@ if __name__ == "__main__":
                 [1, 32],
                 not args.same_process_model,
                 [Variant(workers) for workers in args.workers]
-                + ([Variant(0, heap_frozen=False)] if args.unfrozen_heap else []),
+                + ([Variant(0, heap_frozen=False)] if args.unfrozen_heap else [])
+                + ([Variant(0, model_stubbed=True)] if args.stub_model else []),
                 1 if args.quick else args.repeats,
                 args.hops,
             )

@@ -22,6 +22,7 @@ SMALL_RUNS = {
     "bus.py": ["--n", "200"],
     "episode.py": [
         "--episodes", "16", "--repeats", "1", "--latencies", "0", "--workers", "0", "--hops", "--unfrozen-heap",
+        "--stub-model",
     ],
     "model_client.py": ["--calls", "100", "--concurrency", "1", "4"],
     "replay.py": ["--quick"],
@@ -32,9 +33,11 @@ SMALL_RUNS = {
 }
 """Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
 
-ALSO_PRINTED = {"episode.py": ("problem.submitted -> run.started", "heap frozen / not frozen")}
+ALSO_PRINTED = {
+    "episode.py": ("problem.submitted -> run.started", "heap frozen / not frozen", "model stubbed (no HTTP)"),
+}
 """Output the options above ask for besides the ratio (``--hops``: the first step's gap;
-``--unfrozen-heap``: the frozen/unfrozen ratio)."""
+``--unfrozen-heap``: the frozen/unfrozen ratio; ``--stub-model``: its row)."""
 
 
 def test_every_benchmark_script_has_a_small_run_here() -> None:
