@@ -40,14 +40,17 @@ def nats_server(*, fsync_always: bool = False) -> Iterator[NatsServerProcess]:
 
 
 @contextlib.contextmanager
-def fake_model_process(script: dict[str, Any], latency_ms: float, model: str) -> Iterator[str]:
+def fake_model_process(
+    script: dict[str, Any], latency_ms: float, model: str, jitter_ms: float = 0.0
+) -> Iterator[str]:
     """The fake OpenAI-compatible model in its own process, as a real model server is (its
-    CPU is not the benchmark's), replying by ``script``'s rules; yields its base URL."""
+    CPU is not the benchmark's), replying by ``script``'s rules after ``latency_ms``
+    +/- ``jitter_ms``; yields its base URL."""
     with tempfile.TemporaryDirectory(prefix="apollo-bench-model-") as folder:
         rules = Path(folder) / "script.json"
         rules.write_text(json.dumps(script))
         command = [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(rules),
-                   "--latency-ms", str(latency_ms), "--model", model]
+                   "--latency-ms", str(latency_ms), "--jitter-ms", str(jitter_ms), "--model", model]
         process = subprocess.Popen(  # noqa: S603 - our own module
             command, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True
         )

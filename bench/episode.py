@@ -45,6 +45,7 @@ import contextlib
 import gc
 import itertools
 import os
+import random
 import signal
 import statistics
 import subprocess
@@ -84,12 +85,13 @@ def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
 class StubModel:
     """Replies as :func:`policy` after the model's latency: no HTTP, next to no CPU."""
 
-    def __init__(self, latency_ms: int) -> None:
-        self.latency = latency_ms / 1000
+    def __init__(self, latency_ms: int, jitter_ms: int = 0) -> None:
+        self.latency, self.jitter = latency_ms / 1000, min(jitter_ms, latency_ms) / 1000
+        self._rng = random.Random(0)  # as the fake server draws its waits
 
     async def complete(self, messages, params) -> ModelReply:  # noqa: ANN001 - the ModelClient port
         del params
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(self.latency + self._rng.uniform(-self.jitter, self.jitter))
         return ModelReply(text=policy(messages), model="stub")
 
     def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # noqa: ARG002 - the router port
@@ -377,19 +379,19 @@ SCRIPT = {
 
 
 @contextlib.contextmanager
-def model_process(latency: int) -> Iterator[str]:
+def model_process(latency: int, jitter: int = 0) -> Iterator[str]:
     """The fake model in its own process, replying as :func:`policy` does."""
-    with fake_model_process(SCRIPT, latency, "fake") as url:
+    with fake_model_process(SCRIPT, latency, "fake", jitter) as url:
         yield url
 
 
 @contextlib.asynccontextmanager
-async def model_server(latency: int, separate: bool) -> AsyncIterator[str]:
+async def model_server(latency: int, separate: bool, jitter: int = 0) -> AsyncIterator[str]:
     if separate:
-        with model_process(latency) as url:
+        with model_process(latency, jitter) as url:
             yield url
     else:
-        async with FakeOpenAIServer(policy, latency_ms=latency) as fake:
+        async with FakeOpenAIServer(policy, latency_ms=latency, jitter_ms=jitter) as fake:
             yield fake.base_url
 
 
@@ -401,17 +403,19 @@ async def main(
     variants: list[Variant],
     repeats: int,
     hops: bool = False,
+    jitter: int = 0,
 ) -> None:
     configure_logging(level="error")
     freeze_startup_heap()  # as a worker does, so the loop and the engine run alike
     print(
         f"fake model {'in its own process' if separate else 'inside this process'}; "
-        f"{os.cpu_count()} CPU cores; median of {repeats} back-to-back rounds per row",
+        f"{os.cpu_count()} CPU cores; median of {repeats} back-to-back rounds per row"
+        + (f"; each model call takes its latency +/- up to {jitter} ms (uniform)" if jitter else ""),
         flush=True,
     )
     with nats_server() as server:
         for latency in latencies:
-            async with model_server(latency, separate) as url:
+            async with model_server(latency, separate, jitter) as url:
                 for concurrency in concurrencies:
                     count = episodes if concurrency > 1 else max(8, episodes // 8)
                     loops: list[Measured] = []
@@ -424,7 +428,7 @@ async def main(
                             with heap(variant.heap_frozen):
                                 measured = await engine(
                                     url, server.url, count, concurrency, tag, variant.workers, hops=last,
-                                    stub=StubModel(latency) if variant.model_stubbed else None,
+                                    stub=StubModel(latency, jitter) if variant.model_stubbed else None,
                                 )
                             engines[variant].append(measured)
                     print(
@@ -507,6 +511,12 @@ if __name__ == "__main__":
         action="store_true",
         help="add a row: the in-process engine calling a stub model in its own process (no HTTP)",
     )
+    parser.add_argument(
+        "--jitter-ms",
+        type=int,
+        default=0,
+        help="each model call waits its latency +/- up to this many ms, drawn uniformly (default: fixed)",
+    )
     parser.add_argument("--serve-worker", nargs=2, metavar=("MODEL_URL", "NATS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_worker:
@@ -523,5 +533,6 @@ if __name__ == "__main__":
                 + ([Variant(0, model_stubbed=True)] if args.stub_model else []),
                 1 if args.quick else args.repeats,
                 args.hops,
+                args.jitter_ms,
             )
         )

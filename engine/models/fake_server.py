@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import random
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -70,6 +71,7 @@ class FakeOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         latency_ms: float = 0.0,
+        jitter_ms: float = 0.0,
         split_reasoning: bool = False,
         max_context: int | None = None,
         hang_s: float = 3600.0,
@@ -79,6 +81,9 @@ class FakeOpenAIServer:
         self.policy = _as_policy(policy)
         self.host, self.port, self.backlog = host, port, backlog
         self.latency_ms = latency_ms
+        self.jitter_ms = min(max(0.0, jitter_ms), latency_ms)
+        """Each reply waits a latency drawn uniformly from ``latency_ms`` +/- this."""
+        self._rng = random.Random(0)  # the same sequence of waits on every run
         self.split_reasoning = split_reasoning
         """Move a leading ``<think>`` block into ``reasoning_content``, as vLLM's parser does."""
         self.max_context = max_context
@@ -89,6 +94,10 @@ class FakeOpenAIServer:
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.reset_stats()
+
+    def next_wait_s(self) -> float:
+        """Seconds the next reply waits: ``latency_ms`` +/- up to ``jitter_ms``, uniform."""
+        return (self.latency_ms + self._rng.uniform(-self.jitter_ms, self.jitter_ms)) / 1000.0
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -183,7 +192,7 @@ class FakeOpenAIServer:
         self.requests_by_model[model] += 1
         self.bodies.append(body)
         if self.latency_ms > 0:
-            await asyncio.sleep(self.latency_ms / 1000.0)
+            await asyncio.sleep(self.next_wait_s())
         planned = self._plan.popleft() if self._plan else None
         if isinstance(planned, str):
             return await self._fault(planned, request)
@@ -287,6 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--script", help="scripted model file (JSON/YAML) for the replies")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument(
+        "--jitter-ms", type=float, default=0.0, help="each reply waits latency +/- up to this (uniform)"
+    )
     parser.add_argument("--split-reasoning", action="store_true")
     parser.add_argument("--max-context", type=int)
     parser.add_argument(
@@ -298,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server = FakeOpenAIServer(
             args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
-            split_reasoning=args.split_reasoning, max_context=args.max_context,
+            jitter_ms=args.jitter_ms, split_reasoning=args.split_reasoning, max_context=args.max_context,
             models=args.model or ("fake-model",),
         )  # fmt: skip
     except ScriptError as exc:

@@ -22,7 +22,7 @@ SMALL_RUNS = {
     "bus.py": ["--n", "200"],
     "episode.py": [
         "--episodes", "16", "--repeats", "1", "--latencies", "0", "--workers", "0", "--hops", "--unfrozen-heap",
-        "--stub-model",
+        "--stub-model", "--jitter-ms", "5",
     ],
     "model_client.py": ["--calls", "100", "--concurrency", "1", "4"],
     "replay.py": ["--quick"],
@@ -34,10 +34,13 @@ SMALL_RUNS = {
 """Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
 
 ALSO_PRINTED = {
-    "episode.py": ("problem.submitted -> run.started", "heap frozen / not frozen", "model stubbed (no HTTP)"),
+    "episode.py": (
+        "problem.submitted -> run.started", "heap frozen / not frozen", "model stubbed (no HTTP)", "+/- up to 5 ms",
+    ),
 }
 """Output the options above ask for besides the ratio (``--hops``: the first step's gap;
-``--unfrozen-heap``: the frozen/unfrozen ratio; ``--stub-model``: its row)."""
+``--unfrozen-heap``: the frozen/unfrozen ratio; ``--stub-model``: its row; ``--jitter-ms``: the
+header says so)."""
 
 
 def test_every_benchmark_script_has_a_small_run_here() -> None:

@@ -139,3 +139,21 @@ def test_cli_with_a_bad_script_exits_2_with_a_message(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "bad.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_jitter_spreads_each_wait_around_the_latency_within_its_bounds() -> None:
+    """Waits are drawn from latency +/- jitter, differ call to call, and repeat run to run."""
+    waits = [FakeOpenAIServer(latency_ms=50, jitter_ms=20).next_wait_s() for _ in range(1)]
+    fake = FakeOpenAIServer(latency_ms=50, jitter_ms=20)
+    drawn = [fake.next_wait_s() for _ in range(200)]
+    assert all(0.030 <= wait <= 0.070 for wait in drawn)
+    assert len(set(drawn)) > 100
+    assert drawn[0] == waits[0]  # seeded: every benchmark run sees the same waits
+
+
+def test_jitter_never_exceeds_the_latency_and_defaults_to_a_fixed_wait() -> None:
+    """A jitter above the latency is capped (no negative waits); no jitter: always the latency."""
+    capped = FakeOpenAIServer(latency_ms=10, jitter_ms=500)
+    assert all(0.0 <= capped.next_wait_s() <= 0.020 for _ in range(200))
+    fixed = FakeOpenAIServer(latency_ms=50)
+    assert {fixed.next_wait_s() for _ in range(20)} == {0.05}
