@@ -26,7 +26,9 @@ With ``--stub-model``, an extra row runs the in-process engine with the model re
 a stub inside the process: it waits the same latency and replies the same, with no HTTP
 and next to no CPU. Its ratio is still taken against the loop with the real HTTP model,
 so it shows what is left of the gap once the model calls cost nothing: the bus and the
-deciders alone.
+deciders alone. With ``--jitter-ms J`` each model call (fake or stub) waits its latency
++/- up to J ms, drawn uniformly from the same seeded sequence on every run, so the runs
+do not all get their replies at once.
 
 Every process here runs as an engine worker does: its start-up heap frozen out of the
 garbage collector's scans (``engine.processes.freeze_startup_heap``). With
@@ -34,7 +36,7 @@ garbage collector's scans (``engine.processes.freeze_startup_heap``). With
 the frozen/unfrozen ratio of the two engine rows is printed.
 
     .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2]
-        [--repeats 3] [--hops] [--unfrozen-heap] [--stub-model]
+        [--repeats 3] [--hops] [--unfrozen-heap] [--stub-model] [--jitter-ms 0]
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ import contextlib
 import gc
 import itertools
 import os
-import random
 import signal
 import statistics
 import subprocess
@@ -63,7 +64,7 @@ from engine.config import validate  # noqa: E402
 from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
 from engine.logging import configure_logging  # noqa: E402
-from engine.models.fake_server import FakeOpenAIServer  # noqa: E402
+from engine.models.fake_server import FakeOpenAIServer, ReplyDelay  # noqa: E402
 from engine.models.router import ModelRouter  # noqa: E402
 from engine.processes import freeze_startup_heap  # noqa: E402
 from events.model import SamplingParams  # noqa: E402
@@ -83,15 +84,14 @@ def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
 
 
 class StubModel:
-    """Replies as :func:`policy` after the model's latency: no HTTP, next to no CPU."""
+    """Replies as :func:`policy` after the fake's waits: no HTTP, next to no CPU."""
 
     def __init__(self, latency_ms: int, jitter_ms: int = 0) -> None:
-        self.latency, self.jitter = latency_ms / 1000, min(jitter_ms, latency_ms) / 1000
-        self._rng = random.Random(0)  # as the fake server draws its waits
+        self._delay = ReplyDelay(latency_ms, jitter_ms)
 
     async def complete(self, messages, params) -> ModelReply:  # noqa: ANN001 - the ModelClient port
         del params
-        await asyncio.sleep(self.latency + self._rng.uniform(-self.jitter, self.jitter))
+        await asyncio.sleep(self._delay.next_s())
         return ModelReply(text=policy(messages), model="stub")
 
     def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # noqa: ARG002 - the router port
@@ -480,6 +480,17 @@ def describe(runs: list[Measured]) -> str:
     )
 
 
+def milliseconds(text: str) -> int:
+    """An argparse type: a whole number of milliseconds, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of ms: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=320, help="timed episodes per round at concurrency 32")
@@ -509,11 +520,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--stub-model",
         action="store_true",
-        help="add a row: the in-process engine calling a stub model in its own process (no HTTP)",
+        help="add a row: the in-process engine calling a stub model inside its own process (no HTTP)",
     )
     parser.add_argument(
         "--jitter-ms",
-        type=int,
+        type=milliseconds,
         default=0,
         help="each model call waits its latency +/- up to this many ms, drawn uniformly (default: fixed)",
     )

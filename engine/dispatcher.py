@@ -121,20 +121,17 @@ class Dispatcher:
     async def handle(self, delivery: Delivery) -> None:
         """Handle one delivery completely: outputs published, then ack (or nak/term)."""
         structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(stream_seq=delivery.seq, subject=delivery.subject)
         event = delivery.event
-        if event is None or isinstance(event, UnknownEvent):
-            structlog.contextvars.bind_contextvars(stream_seq=delivery.seq, subject=delivery.subject)
-            if event is None:
-                await self._reject(delivery)
-            else:
-                log.warning("unknown_event_skipped", tag=event.tag)
-                await delivery.ack()
+        if event is None:
+            await self._reject(delivery)
+            return
+        if isinstance(event, UnknownEvent):
+            log.warning("unknown_event_skipped", tag=event.tag)
+            await delivery.ack()
             return
         tag = tag_of(type(event))
-        # One bind per delivery: each call copies the context's structlog keys again.
-        structlog.contextvars.bind_contextvars(
-            stream_seq=delivery.seq, subject=delivery.subject, run_id=event.run_id, event_id=event.event_id, tag=tag
-        )
+        structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, tag=tag)
         if self.observer is not None and delivery.deliveries > 1:
             self.observer.redelivered(tag, delivery.deliveries)
         try:

@@ -22,6 +22,7 @@ Fake tokens are the UTF-8 bytes of the text, which keeps token ids, usage and
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
 import contextlib
@@ -61,6 +62,24 @@ _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 Planned = Fault | CannedReply
 
 
+class ReplyDelay:
+    """How long each reply waits: a latency, +/- up to a jitter drawn uniformly.
+
+    The draws are seeded, so every benchmark run sees the same sequence of waits. A jitter
+    above the latency is capped at it (no negative waits); a negative one is refused.
+    """
+
+    def __init__(self, latency_ms: float, jitter_ms: float = 0.0) -> None:
+        if jitter_ms < 0:
+            raise ValueError(f"jitter must be 0 ms or more, not {jitter_ms:g}")
+        self.latency_ms = latency_ms
+        self.jitter_ms = min(jitter_ms, max(0.0, latency_ms))
+        self._rng = random.Random(0)
+
+    def next_s(self) -> float:
+        return (self.latency_ms + self._rng.uniform(-self.jitter_ms, self.jitter_ms)) / 1000.0
+
+
 class FakeOpenAIServer:
     """A loopback chat-completions server with scripted replies and injected failures."""
 
@@ -81,9 +100,7 @@ class FakeOpenAIServer:
         self.policy = _as_policy(policy)
         self.host, self.port, self.backlog = host, port, backlog
         self.latency_ms = latency_ms
-        self.jitter_ms = min(max(0.0, jitter_ms), latency_ms)
-        """Each reply waits a latency drawn uniformly from ``latency_ms`` +/- this."""
-        self._rng = random.Random(0)  # the same sequence of waits on every run
+        self._delay = ReplyDelay(latency_ms, jitter_ms)
         self.split_reasoning = split_reasoning
         """Move a leading ``<think>`` block into ``reasoning_content``, as vLLM's parser does."""
         self.max_context = max_context
@@ -97,7 +114,7 @@ class FakeOpenAIServer:
 
     def next_wait_s(self) -> float:
         """Seconds the next reply waits: ``latency_ms`` +/- up to ``jitter_ms``, uniform."""
-        return (self.latency_ms + self._rng.uniform(-self.jitter_ms, self.jitter_ms)) / 1000.0
+        return self._delay.next_s()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -287,17 +304,26 @@ def _chat_messages(messages: list[dict[str, Any]]) -> list[ChatMessage]:
 # -- command line ------------------------------------------------------------------------
 
 
+def _non_negative(text: str) -> float:
+    """An argparse type: a number of milliseconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGINT/SIGTERM; the first stdout line is the base URL."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m engine.models.fake_server")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--script", help="scripted model file (JSON/YAML) for the replies")
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument(
-        "--jitter-ms", type=float, default=0.0, help="each reply waits latency +/- up to this (uniform)"
+        "--jitter-ms", type=_non_negative, default=0.0, help="each reply waits latency +/- up to this (uniform)"
     )
     parser.add_argument("--split-reasoning", action="store_true")
     parser.add_argument("--max-context", type=int)

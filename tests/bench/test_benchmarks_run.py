@@ -60,3 +60,12 @@ def test_benchmark_runs_to_its_ratio(script: str) -> None:
     assert RATIO.search(done.stdout), done.stdout[-3000:]
     for expected in ALSO_PRINTED.get(script, ()):
         assert expected in done.stdout, done.stdout[-3000:]
+
+
+def test_episode_benchmark_refuses_a_negative_jitter_with_a_message() -> None:
+    done = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, "bench/episode.py", "--jitter-ms", "-3"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert "--jitter-ms" in done.stderr and "must be 0 or more" in done.stderr and "Traceback" not in done.stderr

@@ -143,12 +143,12 @@ def test_cli_with_a_bad_script_exits_2_with_a_message(tmp_path: Path) -> None:
 
 def test_jitter_spreads_each_wait_around_the_latency_within_its_bounds() -> None:
     """Waits are drawn from latency +/- jitter, differ call to call, and repeat run to run."""
-    waits = [FakeOpenAIServer(latency_ms=50, jitter_ms=20).next_wait_s() for _ in range(1)]
+    first = FakeOpenAIServer(latency_ms=50, jitter_ms=20).next_wait_s()
     fake = FakeOpenAIServer(latency_ms=50, jitter_ms=20)
     drawn = [fake.next_wait_s() for _ in range(200)]
     assert all(0.030 <= wait <= 0.070 for wait in drawn)
     assert len(set(drawn)) > 100
-    assert drawn[0] == waits[0]  # seeded: every benchmark run sees the same waits
+    assert drawn[0] == first  # seeded: every benchmark run sees the same waits
 
 
 def test_jitter_never_exceeds_the_latency_and_defaults_to_a_fixed_wait() -> None:
@@ -157,3 +157,15 @@ def test_jitter_never_exceeds_the_latency_and_defaults_to_a_fixed_wait() -> None
     assert all(0.0 <= capped.next_wait_s() <= 0.020 for _ in range(200))
     fixed = FakeOpenAIServer(latency_ms=50)
     assert {fixed.next_wait_s() for _ in range(20)} == {0.05}
+
+
+def test_a_negative_jitter_is_refused_by_the_server_and_its_cli() -> None:
+    """A negative jitter is an error with a message, never a silently fixed wait."""
+    with pytest.raises(ValueError, match="jitter must be 0 ms or more"):
+        FakeOpenAIServer(latency_ms=50, jitter_ms=-1)
+    done = subprocess.run(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine.models.fake_server", "--latency-ms", "50", "--jitter-ms", "-5"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--jitter-ms" in done.stderr and "must be 0 or more" in done.stderr and "Traceback" not in done.stderr
