@@ -20,7 +20,11 @@ concurrency 1 and 32. With ``--hops``, each engine row is followed by where its 
 time went: the median gap, in the server's own timestamps, between consecutive events of
 a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches
 ~1000 ms/s a process is bound by one core, not by the model's latency; where the busy
-cores reach the machine's count, the machine is the limit.
+cores reach the machine's count, the machine is the limit. Below each engine row at a
+concurrency above 1, the same arithmetic is done for the target: the cores the row's
+measured CPU per episode would take at 0.9x the loop's rate, per dispatching process and
+machine-wide (nats-server and the model server included), against what one process and
+this machine can give. It is an estimate: CPU per episode falls a little as load rises.
 
 With ``--stub-model``, an extra row runs the in-process engine with the model replaced by
 a stub inside the process: it waits the same latency and replies the same, with no HTTP
@@ -450,6 +454,9 @@ async def main(
                             per_episode = 1 / median(runs, "rate") - 1 / median(loops, "rate")
                             line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
                         print(line, flush=True)
+                        if concurrency > 1:
+                            need = cores_needed(runs, TARGET_RATIO * median(loops, "rate"), max(1, variant.workers))
+                            print(describe_need(need, TARGET_RATIO * median(loops, "rate")), flush=True)
                         if runs[-1].hops:
                             print(describe_hops(runs[-1].hops), flush=True)
                     if Variant(0) in engines and Variant(0, heap_frozen=False) in engines:
@@ -460,7 +467,7 @@ async def main(
                             f" {statistics.median(gains):4.2f}x ({min(gains):.2f}-{max(gains):.2f})",
                             flush=True,
                         )
-    print("\ntarget: ratio >= 0.90x at 50 ms latency (both concurrencies)")
+    print(f"\ntarget: ratio >= {TARGET_RATIO:.2f}x at 50 ms latency (both concurrencies)")
 
 
 def median(runs: list[Measured], field: str) -> float:
@@ -471,6 +478,44 @@ def describe_hops(gaps: dict[str, float]) -> str:
     """One line per transition, in the order an episode meets them."""
     lines = [f"        {milliseconds:7.2f} ms  {step}" for step, milliseconds in gaps.items()]
     return "      server-time gaps, median over sampled runs of the last round:\n" + "\n".join(lines)
+
+
+TARGET_RATIO = 0.9
+"""The issue's target: the engine at this fraction of the loop's episodes per second."""
+
+
+class CoresNeeded(NamedTuple):
+    """What one engine row's measured costs would take at a given rate of episodes."""
+
+    per_process: float
+    """Cores for each dispatching process (the engine's CPU split evenly between them)."""
+    machine: float
+    """Cores for the whole machine: the engine, nats-server, the model server, the rest."""
+    available: int
+    """The machine's cores."""
+
+    @property
+    def reachable(self) -> bool:
+        return self.per_process <= 1.0 and self.machine <= self.available
+
+
+def cores_needed(runs: list[Measured], rate: float, processes: int) -> CoresNeeded:
+    """Scale the row's CPU per episode (its processes, and the machine's) up to ``rate``."""
+    machine_ms_per_episode = median(runs, "busy_cores") / median(runs, "rate") * 1000
+    return CoresNeeded(
+        per_process=median(runs, "cpu_ms") * rate / 1000 / processes,
+        machine=machine_ms_per_episode * rate / 1000,
+        available=os.cpu_count() or 1,
+    )
+
+
+def describe_need(need: CoresNeeded, rate: float) -> str:
+    verdict = "within reach here" if need.reachable else "out of reach on this machine"
+    return (
+        f"      at {TARGET_RATIO}x the loop ({rate:.0f} ep/s) this row's CPU per episode would need"
+        f" {need.per_process:.2f} cores per dispatching process (1 at most) and {need.machine:.2f} machine-wide"
+        f" ({need.available} here): {verdict}"
+    )
 
 
 def describe(runs: list[Measured]) -> str:

@@ -36,6 +36,7 @@ SMALL_RUNS = {
 ALSO_PRINTED = {
     "episode.py": (
         "problem.submitted -> run.started", "heap frozen / not frozen", "model stubbed (no HTTP)", "+/- up to 5 ms",
+        "cores per dispatching process",
     ),
 }
 """Output the options above ask for besides the ratio (``--hops``: the first step's gap;
