@@ -41,7 +41,7 @@ ALSO_PRINTED = {
 }
 """Output the options above ask for besides the ratio (``--hops``: the first step's gap;
 ``--unfrozen-heap``: the frozen/unfrozen ratio; ``--stub-model``: its row; ``--jitter-ms``: the
-header says so)."""
+header says so; with any options, the cores the target would take at concurrency 32)."""
 
 
 def test_every_benchmark_script_has_a_small_run_here() -> None:
