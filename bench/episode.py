@@ -63,6 +63,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import fake_model_process, nats_server  # noqa: E402
+from engine.argtypes import whole_number  # noqa: E402
 from engine.commands import submission, submit  # noqa: E402
 from engine.config import validate  # noqa: E402
 from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
@@ -455,8 +456,9 @@ async def main(
                             line += f"   overhead {per_episode / 2 * 1000:.2f} ms per step"
                         print(line, flush=True)
                         if concurrency > 1:
-                            need = cores_needed(runs, TARGET_RATIO * median(loops, "rate"), max(1, variant.workers))
-                            print(describe_need(need, TARGET_RATIO * median(loops, "rate")), flush=True)
+                            target_rate = TARGET_RATIO * median(loops, "rate")
+                            need = cores_needed(runs, target_rate, max(1, variant.workers))
+                            print(describe_need(need, target_rate), flush=True)
                         if runs[-1].hops:
                             print(describe_hops(runs[-1].hops), flush=True)
                     if Variant(0) in engines and Variant(0, heap_frozen=False) in engines:
@@ -525,26 +527,19 @@ def describe(runs: list[Measured]) -> str:
     )
 
 
-def milliseconds(text: str) -> int:
-    """An argparse type: a whole number of milliseconds, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of ms: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--episodes", type=int, default=320, help="timed episodes per round at concurrency 32")
+    parser.add_argument(
+        "--episodes", type=whole_number(1), default=320, help="timed episodes per round at concurrency 32"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer episodes and one round")
-    parser.add_argument("--repeats", type=int, default=3, help="back-to-back rounds per row (median reported)")
-    parser.add_argument("--latencies", type=int, nargs="+", default=[0, 50], help="model latencies in ms")
+    parser.add_argument(
+        "--repeats", type=whole_number(1), default=3, help="back-to-back rounds per row (median reported)"
+    )
+    parser.add_argument("--latencies", type=whole_number(0), nargs="+", default=[0, 50], help="model latencies in ms")
     parser.add_argument(
         "--workers",
-        type=int,
+        type=whole_number(0),
         nargs="+",
         default=[0, os.cpu_count() or 1],
         help="engine variants: 0 = dispatch in the benchmark's process, N = N worker processes",
@@ -569,7 +564,7 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--jitter-ms",
-        type=milliseconds,
+        type=whole_number(0),
         default=0,
         help="each model call waits its latency +/- up to this many ms, drawn uniformly (default: fixed)",
     )

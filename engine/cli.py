@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from engine.argtypes import whole_number
 from engine.config import Settings, load_settings
 from engine.errors import EngineError
 from engine.logging import configure_logging
@@ -108,16 +109,7 @@ def _extension_registrars() -> list[Callable[[Any], None]]:
     return extra_commands.registrars()
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"expected a positive integer, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if value < 1:
-        msg = f"expected a positive integer, got {value}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+_positive_int = whole_number(1)
 
 
 def settings_from_args(args: argparse.Namespace, **overrides: Any) -> Settings:

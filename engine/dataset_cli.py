@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.argtypes import whole_number
 from engine.bootstrap import Runtime, open_runtime, running_engine_url
 from engine.commands import local_workers, submission, submit
 from engine.config import Settings
@@ -35,14 +36,7 @@ def register(subparsers: Any) -> None:
     run.set_defaults(handler=_cmd_run)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+_positive = whole_number(1)
 
 
 async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:

@@ -36,6 +36,7 @@ from typing import Any, Literal, get_args
 import msgspec
 from aiohttp import web
 
+from engine.argtypes import number
 from engine.models.fake_replies import (
     FAULT_RESPONSES,
     CannedReply,
@@ -304,26 +305,15 @@ def _chat_messages(messages: list[dict[str, Any]]) -> list[ChatMessage]:
 # -- command line ------------------------------------------------------------------------
 
 
-def _non_negative(text: str) -> float:
-    """An argparse type: a number of milliseconds, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGINT/SIGTERM; the first stdout line is the base URL."""
     parser = argparse.ArgumentParser(prog="python -m engine.models.fake_server")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--script", help="scripted model file (JSON/YAML) for the replies")
-    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--latency-ms", type=number(0), default=0.0)
     parser.add_argument(
-        "--jitter-ms", type=_non_negative, default=0.0, help="each reply waits latency +/- up to this (uniform)"
+        "--jitter-ms", type=number(0), default=0.0, help="each reply waits latency +/- up to this (uniform)"
     )
     parser.add_argument("--split-reasoning", action="store_true")
     parser.add_argument("--max-context", type=int)

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from engine.argtypes import whole_number
 from engine.rag.kb import KnowledgeBase
 from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
 from engine.rag.render import render_hits
@@ -99,13 +100,4 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _top_k(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"not an integer: {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if not 1 <= value <= MAX_TOP_K:
-        msg = f"must be between 1 and {MAX_TOP_K}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+_top_k = whole_number(1, MAX_TOP_K)
