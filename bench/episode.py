@@ -39,8 +39,8 @@ garbage collector's scans (``engine.processes.freeze_startup_heap``). With
 ``--unfrozen-heap``, an extra row runs the in-process engine with the heap unfrozen, and
 the frozen/unfrozen ratio of the two engine rows is printed.
 
-    .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--workers 0 2]
-        [--repeats 3] [--hops] [--unfrozen-heap] [--stub-model] [--jitter-ms 0]
+    .venv/bin/python bench/episode.py [--episodes 320] [--quick] [--latencies 0 50] [--concurrencies 1 32]
+        [--workers 0 2] [--repeats 3] [--hops] [--unfrozen-heap] [--stub-model] [--jitter-ms 0]
 """
 
 from __future__ import annotations
@@ -538,6 +538,9 @@ if __name__ == "__main__":
     )
     parser.add_argument("--latencies", type=whole_number(0), nargs="+", default=[0, 50], help="model latencies in ms")
     parser.add_argument(
+        "--concurrencies", type=whole_number(1), nargs="+", default=[1, 32], help="episodes in flight per row"
+    )
+    parser.add_argument(
         "--workers",
         type=whole_number(0),
         nargs="+",
@@ -577,7 +580,7 @@ if __name__ == "__main__":
             main(
                 64 if args.quick else args.episodes,
                 args.latencies,
-                [1, 32],
+                args.concurrencies,
                 not args.same_process_model,
                 [Variant(workers) for workers in args.workers]
                 + ([Variant(0, heap_frozen=False)] if args.unfrozen_heap else [])

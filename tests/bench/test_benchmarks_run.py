@@ -21,8 +21,8 @@ RATIO = re.compile(r"\d+\.\d+x|ratio \d+\.\d+")
 SMALL_RUNS = {
     "bus.py": ["--n", "200"],
     "episode.py": [
-        "--episodes", "16", "--repeats", "1", "--latencies", "0", "--workers", "0", "--hops", "--unfrozen-heap",
-        "--stub-model", "--jitter-ms", "5",
+        "--episodes", "16", "--repeats", "1", "--latencies", "0", "--concurrencies", "1", "4", "--workers", "0",
+        "--hops", "--unfrozen-heap", "--stub-model", "--jitter-ms", "5",
     ],
     "model_client.py": ["--calls", "100", "--concurrency", "1", "4"],
     "replay.py": ["--quick"],
@@ -41,7 +41,7 @@ ALSO_PRINTED = {
 }
 """Output the options above ask for besides the ratio (``--hops``: the first step's gap;
 ``--unfrozen-heap``: the frozen/unfrozen ratio; ``--stub-model``: its row; ``--jitter-ms``: the
-header says so; with any options, the cores the target would take at concurrency 32)."""
+header says so; with any options, the cores the target would take at a concurrency above 1)."""
 
 
 def test_every_benchmark_script_has_a_small_run_here() -> None:
@@ -63,10 +63,14 @@ def test_benchmark_runs_to_its_ratio(script: str) -> None:
         assert expected in done.stdout, done.stdout[-3000:]
 
 
-def test_episode_benchmark_refuses_a_negative_jitter_with_a_message() -> None:
+@pytest.mark.parametrize(
+    ("option", "value", "complaint"),
+    [("--jitter-ms", "-3", "must be 0 or more"), ("--concurrencies", "0", "must be 1 or more")],
+)
+def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: str, complaint: str) -> None:
     done = subprocess.run(  # noqa: S603 - our own script
-        [sys.executable, "bench/episode.py", "--jitter-ms", "-3"],
+        [sys.executable, "bench/episode.py", option, value],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 2
-    assert "--jitter-ms" in done.stderr and "must be 0 or more" in done.stderr and "Traceback" not in done.stderr
+    assert option in done.stderr and complaint in done.stderr and "Traceback" not in done.stderr
