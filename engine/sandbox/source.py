@@ -58,7 +58,10 @@ def prepare(code: str) -> Prepared:
 
 def _parse(code: str) -> ast.Module | SyntaxError:
     try:
-        return ast.parse(code, filename=FILENAME, mode="exec")
+        tree = ast.parse(code, filename=FILENAME, mode="exec")
+        # Some errors only the compiler sees ('*0', 'return' outside a function): checked
+        # here so such code is repaired or reported like any other syntax error.
+        compile(tree, FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return exc
     except (ValueError, MemoryError, RecursionError) as exc:
@@ -66,6 +69,7 @@ def _parse(code: str) -> ast.Module | SyntaxError:
         err = SyntaxError(f"{type(exc).__name__}: {exc}")
         err.filename = FILENAME
         return err
+    return tree
 
 
 def _print_trailing_value(tree: ast.Module) -> ast.Module:

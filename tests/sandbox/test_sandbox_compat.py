@@ -77,6 +77,14 @@ async def test_syntax_error_reports_the_users_line(sandbox: PythonSandbox) -> No
     assert "Forbidden" not in outcome.stderr
 
 
+async def test_an_error_only_the_compiler_finds_reports_the_users_line(sandbox: PythonSandbox) -> None:
+    """'return' outside a function parses, but is still reported as the user's syntax error."""
+    outcome = await sandbox.run("x = 6 * 7\nreturn x\n")
+    assert not outcome.ok
+    assert "SyntaxError" in outcome.stderr and "'return' outside function" in outcome.stderr
+    assert "line 2" in outcome.stderr
+
+
 async def test_runtime_traceback_is_trimmed_to_user_code(sandbox: PythonSandbox) -> None:
     """Tracebacks show the user's lines, no wrapper frames or temp-file names."""
     code = "def f(d):\n    return 1 / d\n\nprint(f(0))\n"

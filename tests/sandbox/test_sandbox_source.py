@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,6 +43,16 @@ def test_trailing_print_call_is_not_wrapped() -> None:
     """A final print(...) is left alone (no duplicate output)."""
     prepared = prepare("print(1)")
     assert prepared.tree is not None and len(prepared.tree.body) == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "line"), [("*0", 1), ("x = 1\nreturn x", 2), ("break", 1), ("nonlocal y", 1), ("await x", 1)]
+)
+def test_code_only_the_compiler_refuses_is_reported_as_a_syntax_error(code: str, line: int) -> None:
+    """ast.parse accepts these; they must still come back as the user's syntax error."""
+    prepared = prepare(code)
+    assert prepared.tree is None
+    assert isinstance(prepared.error, SyntaxError) and prepared.error.lineno == line
 
 
 @given(st.text(max_size=200))
