@@ -10,7 +10,7 @@ This machine's speed drifts by tens of percent from one second to the next, so e
 configuration runs ``--repeats`` rounds of loop-then-engine back to back and reports the
 median of the per-round ratios. Each side first runs a full wave of ``concurrency``
 untimed episodes (connections opened), and the timed part is long enough to be past the
-first waves (``--episodes`` at concurrency 32).
+first waves (``--episodes`` above concurrency 1).
 
 Printed per row: episodes/s, the CPU time spent per episode (the engine's worker
 processes counted; the fake model and nats-server run in their own processes), how many
@@ -530,7 +530,10 @@ def describe(runs: list[Measured]) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--episodes", type=whole_number(1), default=320, help="timed episodes per round at concurrency 32"
+        "--episodes",
+        type=whole_number(1),
+        default=320,
+        help="timed episodes per round above concurrency 1 (an eighth, at least 8, at concurrency 1)",
     )
     parser.add_argument("--quick", action="store_true", help="fewer episodes and one round")
     parser.add_argument(

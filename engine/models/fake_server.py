@@ -36,7 +36,7 @@ from typing import Any, Literal, get_args
 import msgspec
 from aiohttp import web
 
-from engine.argtypes import number
+from engine.argtypes import number, whole_number
 from engine.models.fake_replies import (
     FAULT_RESPONSES,
     CannedReply,
@@ -309,14 +309,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGINT/SIGTERM; the first stdout line is the base URL."""
     parser = argparse.ArgumentParser(prog="python -m engine.models.fake_server")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--port", type=whole_number(0, 65535), default=0, help="0 picks a free port")
     parser.add_argument("--script", help="scripted model file (JSON/YAML) for the replies")
     parser.add_argument("--latency-ms", type=number(0), default=0.0)
     parser.add_argument(
         "--jitter-ms", type=number(0), default=0.0, help="each reply waits latency +/- up to this (uniform)"
     )
     parser.add_argument("--split-reasoning", action="store_true")
-    parser.add_argument("--max-context", type=int)
+    parser.add_argument(
+        "--max-context", type=whole_number(1), help="tokens (prompt + max_tokens) a request may ask for"
+    )
     parser.add_argument(
         "--fail", action="append", default=[], choices=sorted(FAULTS),
         help="plan a fault for the next request (repeatable, in order)",

@@ -169,3 +169,18 @@ def test_a_negative_jitter_is_refused_by_the_server_and_its_cli() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "--jitter-ms" in done.stderr and "must be 0 or more" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "complaint"),
+    [("--port", "-5", "must be between 0 and 65535"), ("--port", "http", "expected a whole number"),
+     ("--max-context", "0", "must be 1 or more")],
+)
+def test_cli_refuses_a_bad_port_or_context_with_a_message(option: str, value: str, complaint: str) -> None:
+    """A port out of range or a context below one token is a usage error, not a traceback."""
+    done = subprocess.run(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine.models.fake_server", option, value],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2
+    assert option in done.stderr and complaint in done.stderr and "Traceback" not in done.stderr
