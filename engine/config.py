@@ -131,6 +131,19 @@ class BranchSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     verifier: ModelSettings | None = None
 
 
+class DatasetSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What ``apollo run`` runs when its flags do not say (reference ``run.*`` / ``env.rollout.n``)."""
+
+    path: str | None = None
+    """Dataset file used when ``--dataset`` is not given."""
+    data_root: str | None = None
+    dataset_name: str | None = None
+    file_name: str | None = None
+    """Reference ``run.*`` keys: without ``path``, the dataset is ``data_root/dataset_name/file_name``."""
+    samples: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    """Samples per problem, the GRPO group size (reference ``env.rollout.n``); ``--samples`` wins."""
+
+
 class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     url: str | None = None
     """None: use (or, for ``apollo up``, start) the embedded server."""
@@ -167,6 +180,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     episode: EpisodeSettings = EpisodeSettings()
     evolve: EvolveSettings = EvolveSettings()
     branches: list[BranchSettings] = []
+    dataset: DatasetSettings = DatasetSettings()
     worker: WorkerSettings = WorkerSettings()
     log: LogSettings = LogSettings()
     data_dir: str | None = None

@@ -13,11 +13,13 @@ from typing import Any
 from engine.config import deep_merge
 from engine.errors import ConfigError
 
-APOLLO_SECTIONS = {"nats", "models", "episode", "evolve", "branches", "worker", "log", "data_dir"}
+APOLLO_SECTIONS = {"nats", "models", "episode", "evolve", "branches", "dataset", "worker", "log", "data_dir"}
 
 IGNORED_TOP_LEVEL = {"preprocess", "entrypoint_module", "base_config"}
-IGNORED_RUN_KEYS = {"tag", "dataset_name", "file_name", "data_root", "policy_env_num"}
-IGNORED_ENV_KEYS = {"name", "group_n", "seed", "env_name", "resources_per_worker", "rollout"}
+IGNORED_RUN_KEYS = {"tag", "policy_env_num"}
+DATASET_RUN_KEYS = ("data_root", "dataset_name", "file_name")
+"""Joined into the dataset path as the reference does (``engine.dataset_cli``)."""
+IGNORED_ENV_KEYS = {"name", "group_n", "seed", "env_name", "resources_per_worker"}
 
 EPISODE_KEYS = {
     "max_steps": "max_steps",
@@ -104,10 +106,13 @@ def _branch(item: Any, index: int) -> dict[str, Any]:
 
 def _run_section(run: Mapping[str, Any]) -> dict[str, Any]:
     evolve: dict[str, Any] = {}
+    dataset: dict[str, Any] = {}
     for key, value in run.items():
         if key in IGNORED_RUN_KEYS:
             continue
-        if key == "evolving_round":
+        if key in DATASET_RUN_KEYS:
+            dataset[key] = value
+        elif key == "evolving_round":
             evolve["rounds"] = value
         elif key == "test_times":
             evolve["test_times"] = value
@@ -116,7 +121,7 @@ def _run_section(run: Mapping[str, Any]) -> dict[str, Any]:
         else:
             msg = f"invalid config: unknown key run.{key}"
             raise ConfigError(msg)
-    return {"evolve": evolve}
+    return {"evolve": evolve, "dataset": dataset} if dataset else {"evolve": evolve}
 
 
 def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,9 +137,25 @@ def _env_section(env: Mapping[str, Any]) -> dict[str, Any]:
             _merge(out, {"episode": {EPISODE_KEYS[key]: value}})
         elif key == "memory_type":
             _merge(out, {"evolve": {"step_memory": value}})
+        elif key == "rollout" and isinstance(value, Mapping):
+            _merge(out, _rollout_section(value))
         else:
             msg = f"invalid config: unknown key env.{key}"
             raise ConfigError(msg)
+    return out
+
+
+def _rollout_section(rollout: Mapping[str, Any]) -> dict[str, Any]:
+    """``env.rollout.n``: samples per problem, the GRPO group size (``n <= 0`` means 1, as in the reference)."""
+    out: dict[str, Any] = {}
+    for key, value in rollout.items():
+        if key != "n":
+            msg = f"invalid config: unknown key env.rollout.{key}"
+            raise ConfigError(msg)
+        if isinstance(value, bool) or not isinstance(value, int):
+            msg = f"invalid config: env.rollout.n must be a whole number, got {value!r}"
+            raise ConfigError(msg)
+        out = {"dataset": {"samples": max(1, value)}}
     return out
 
 
