@@ -14,7 +14,7 @@ from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
-from handlers.evolve.plan import branch_settings
+from handlers.evolve.plan import branch_settings, tool_settings_for
 from handlers.ports import ModelError, ToolError
 from handlers.projections.episode import episode_state
 
@@ -49,7 +49,8 @@ async def run_tool(event: ToolCallRequested, ctx: HandlerContext) -> Sequence[Ev
               "tool": event.tool, "branch": event.branch, "episode": event.episode}
     started = time.perf_counter()
     try:
-        result = await ctx.services.tools.run(event.tool, event.input, ctx.settings())
+        settings = tool_settings_for(ctx.settings(), event.role)  # verifiers: their own switches
+        result = await ctx.services.tools.run(event.tool, event.input, settings)
     except ToolError as exc:
         return [ctx.new(ToolFailed, RESULT, error=exc.message[:4000], kind=exc.kind, **common)]
     latency = (time.perf_counter() - started) * 1000

@@ -23,6 +23,7 @@ class VerifierEpisode:
     history_length: int = 4
     enable_python_code: bool = True
     enable_local_rag: bool = False
+    python_code_timeout: float = 30.0
 
     @property
     def tools(self) -> list[str]:
@@ -107,6 +108,26 @@ def branch_spec(settings: dict[str, Any], branch: str) -> dict[str, Any]:
         if str(spec.get("branch_id")) == branch:
             return dict(spec)
     return {}
+
+
+def tool_settings_for(settings: dict[str, Any], role: str) -> dict[str, Any]:
+    """Run settings as a tool call of ``role`` sees them.
+
+    A verifier's tool calls obey the verifier episode's own switches and timeout (the
+    reference's ``verifier_env``), not the policy's: python off for the policy and on for
+    the verifiers still runs the verifiers' code.
+    """
+    if role != "verifier":
+        return settings
+    verifier = plan_of(settings).verifier_episode
+    episode = {
+        **dict(settings.get("episode") or {}),
+        "enable_python_code": verifier.enable_python_code,
+        "enable_local_rag": verifier.enable_local_rag,
+        "python_code_timeout": verifier.python_code_timeout,
+        "tools": verifier.tools,
+    }
+    return {**settings, "episode": episode}
 
 
 def branch_settings(settings: dict[str, Any], branch: str | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from events.run import ProblemSubmitted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.episode.observations import tool_failure, tool_response, with_rag_hint
 from handlers.episode.rag_prompts import clean_summary
+from handlers.evolve.plan import tool_settings_for
 from handlers.roles import HELPER_ROLES, RAG_SUMMARIZER
 
 
@@ -120,7 +121,7 @@ def _tool_returned(state: EpisodeState, event: ToolReturned) -> EpisodeState:
     if event.episode != state.episode:
         return state
     result = event.result
-    if event.tool == "python_code" and event.score <= 0 and _rag_enabled(state):
+    if event.tool == "python_code" and event.score <= 0 and _rag_enabled(state, event.role):
         result = with_rag_hint(result)
     return _update_step(state, event.step, observation=tool_response(result), tool_succeeded=event.score > 0)
 
@@ -178,8 +179,9 @@ def _helper_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
     return _update_step(state, reply.step, observation=tool_response(result))
 
 
-def _rag_enabled(state: EpisodeState) -> bool:
-    return bool(state.settings.get("episode", {}).get("enable_local_rag"))
+def _rag_enabled(state: EpisodeState, role: str) -> bool:
+    """Whether the RAG hint applies: a verifier's episode has its own switch."""
+    return bool(tool_settings_for(state.settings, role).get("episode", {}).get("enable_local_rag"))
 
 
 def replace(obj: Any, **changes: Any) -> Any:

@@ -8,7 +8,8 @@ what they keep and how they retrieve:
   a missing score ranks last); retrieval gives the first ``k``.
 * ``ndimensional``: de-duplicated entries indexed along two dimensions,
   ``performance`` (higher score first) and ``complexity`` (shorter solution first).
-  ``min_combined`` ranks by the sum of group ranks across dimensions; ``random``
+  ``min_combined`` ranks by the sum of group ranks across dimensions (a tie goes to
+  the shorter solution, as in the reference); ``random``
   draws a deterministic sample seeded by the caller (run, branch, round).
 * ``search``: lexical retrieval (TF-IDF cosine) of the entries nearest a query.
 
@@ -104,12 +105,19 @@ class NDimensionalMemory:
         raise ValueError(msg)
 
     def _min_combined(self, k: int) -> list[MemoryEntry]:
+        """Smallest rank sum first; equal sums in the first dimension's order.
+
+        The reference lists candidates by walking the first dimension (``complexity``)
+        group by group, then sorts stably by rank sum, so a tie goes to the shorter
+        solution (equal lengths: the earlier entry).
+        """
         rank_sum = [0] * len(self.entries)
         for dim in DIMENSIONS:
             for rank, (_, members) in enumerate(self.groups[dim]):
                 for index in members:
                     rank_sum[index] += rank
-        order = sorted(range(len(self.entries)), key=lambda i: rank_sum[i])
+        walk = [index for _, members in self.groups[DIMENSIONS[0]] for index in members]
+        order = sorted(walk, key=lambda i: rank_sum[i])
         return [self.entries[i] for i in order[:k]]
 
 

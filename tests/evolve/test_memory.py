@@ -133,3 +133,19 @@ def test_rebuilding_from_a_prefix_equals_a_full_fold() -> None:
     for event in events[3:]:
         state = memory.evolve(state, event)
     assert state == memory_state(events)
+
+
+def test_ndimensional_tie_puts_the_shorter_solution_first() -> None:
+    """Equal rank sums rank as the reference ranks them: shorter solution first (spec 4.4)."""
+    # "approved but long" ranks 0 + 1, "rejected but short" ranks 1 + 0: a tie, the short one first
+    events = [written("approved but long", score=1), written("short", score=0)]
+    assert solutions(retrieve(memory_state(events), "ndimensional", 2)) == [
+        "short",
+        "approved but long",
+    ]
+
+
+def test_ndimensional_tie_of_equal_lengths_keeps_arrival_order() -> None:
+    """Same rank sum and same length: the earlier entry first."""
+    events = [written("bbbb", "x", score=1), written("aaaa", "y", score=1)]
+    assert solutions(retrieve(memory_state(events), "ndimensional", 2)) == ["bbbb", "aaaa"]
