@@ -265,7 +265,43 @@ def validate(raw: Mapping[str, Any]) -> Settings:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """Read a YAML or TOML file into a mapping."""
+    """Read a YAML or TOML file into a mapping, its ``base_config`` chain merged underneath.
+
+    As in the reference, ``base_config: FILE`` loads FILE first and lays this file's
+    settings over it (nested sections merge, lists are replaced). A relative FILE is
+    found from the including file's folder; a base may name its own base.
+
+    Raises:
+        ConfigError: an unreadable or invalid file, or a ``base_config`` that is not a
+            path, is missing or leads back to a file already in the chain.
+    """
+    return _read_with_bases(path, ())
+
+
+def _read_with_bases(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    data = _read_one(path)
+    base = data.pop("base_config", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base.strip():
+        msg = f"config file {path}: base_config must be a file path, got {base!r}"
+        raise ConfigError(msg)
+    base_path = Path(base).expanduser()
+    if not base_path.is_absolute():
+        base_path = path.parent / base_path
+    seen = (*chain, path.resolve())
+    if base_path.resolve() in seen:
+        loop = " -> ".join(str(p) for p in (*seen, base_path.resolve()))
+        msg = f"config file {path}: base_config {base} leads back to a file already included ({loop})"
+        raise ConfigError(msg)
+    if not base_path.is_file():
+        msg = f"config file {path}: base_config {base_path} does not exist or is not a file"
+        raise ConfigError(msg)
+    return deep_merge(_read_with_bases(base_path, seen), data)
+
+
+def _read_one(path: Path) -> dict[str, Any]:
+    """One YAML or TOML file as a mapping."""
     try:
         text = path.read_text()
     except OSError as exc:

@@ -15,7 +15,7 @@ from engine.errors import ConfigError
 
 APOLLO_SECTIONS = {"nats", "models", "episode", "evolve", "branches", "dataset", "worker", "log", "data_dir"}
 
-IGNORED_TOP_LEVEL = {"preprocess", "entrypoint_module", "base_config"}
+IGNORED_TOP_LEVEL = {"preprocess", "entrypoint_module"}
 IGNORED_RUN_KEYS = {"tag", "policy_env_num"}
 DATASET_RUN_KEYS = ("data_root", "dataset_name", "file_name")
 """Joined into the dataset path as the reference does (``engine.dataset_cli``)."""
