@@ -113,8 +113,11 @@ async def on_answer_graded(event: AnswerGraded, ctx: HandlerContext) -> Sequence
 
 
 async def on_verifier_reported(event: VerifierReported, ctx: HandlerContext) -> Sequence[Event]:
-    """Count the votes once every verifier of the round has reported."""
-    return await verdict.count_votes(event, ctx)
+    """Start a waiting verifier (under a cap); count the votes once every verifier has reported."""
+    return [
+        *await verification.start_waiting_verifier(event, ctx),
+        *await verdict.count_votes(event, ctx),
+    ]
 
 
 async def on_round_completed(event: RoundCompleted, ctx: HandlerContext) -> Sequence[Event]:

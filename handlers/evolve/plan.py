@@ -47,6 +47,7 @@ class Plan:
     tie: str = "reject"
     final_answer: str = "best_vote"
     branch_max_workers: int = 0
+    verifier_max_workers: int = 0
     branches: tuple[str | None, ...] = (None,)
     verifier_episode: VerifierEpisode = VerifierEpisode()
 
@@ -54,6 +55,21 @@ class Plan:
         """Branches started with the run; the rest start as others finish."""
         cap = self.branch_max_workers
         return self.branches if cap <= 0 else self.branches[:cap]
+
+    def initial_verifiers(self) -> range:
+        """Verifier episodes started with the round; the rest start as others report."""
+        cap = self.verifier_max_workers
+        return range(self.verifiers if cap <= 0 else min(cap, self.verifiers))
+
+    def waiting_verifier(self, reported: int) -> int | None:
+        """The verifier the ``reported``-th report of a round starts, if any waits.
+
+        The k-th report (in stream order) starts verifier ``cap + k - 1``, so concurrent
+        reports never start the same verifier twice and at most ``cap`` run at once.
+        """
+        cap = self.verifier_max_workers
+        index = cap + reported - 1
+        return index if cap > 0 and index < self.verifiers else None
 
 
 def plan_of(settings: dict[str, Any]) -> Plan:

@@ -6,7 +6,8 @@ ModelResponded(verifier) -> ActionParsed, then a tool call, the next step, a for
 ModelCallFailed(verifier) -> VerifierReported(judgment 0, reason model_failed)
 
 The N requests are emitted together; the dispatcher handles them concurrently, so
-"in parallel" needs nothing more. A reply that does not end in a ``<report>`` with
+"in parallel" needs nothing more. With ``verifier_max_workers`` set, only that many
+start together and each report starts the next waiting verifier. A reply that does not end in a ``<report>`` with
 ``\\boxed{1}`` or ``\\boxed{0}`` gets up to ``format_retries`` report-only retries,
 each a recorded model call with purpose ``format_retry``.
 """
@@ -61,8 +62,21 @@ def request_verifiers(
             step=1,
             brief=brief,
         )
-        for i in range(plan.verifiers)
+        for i in plan.initial_verifiers()
     ]
+
+
+async def start_waiting_verifier(event: VerifierReported, ctx: HandlerContext) -> Sequence[Event]:
+    """Under ``verifier_max_workers``, a report frees a slot: the next waiting verifier starts."""
+    plan = plan_of(ctx.settings())
+    index = plan.waiting_verifier(len(round_view(ctx.history, event.branch, event.round).reports))
+    if index is None:
+        return []
+    state = episode_state(ctx.history, episode_id(event.branch, event.round, "verifier", index))
+    if state.steps:
+        return []  # already started
+    brief = brief_of(ctx, event.branch, event.round)
+    return [verifier_step(ctx, plan, state, event.branch, event.round, index, step=1, brief=brief)]
 
 
 def brief_of(ctx: HandlerContext, branch: str | None, round_: int) -> str:

@@ -97,13 +97,30 @@ async def run_evolve(
     **settings: Any,
 ) -> list[Event]:
     """One evolve run through the real routing table; returns its events."""
+    records = await run_evolve_records(
+        model, question=question, answer=answer, run_id=run_id, concurrency=concurrency, **settings
+    )
+    return [record.event for record in records]
+
+
+async def run_evolve_records(
+    model: RoleModel,
+    *,
+    question: str = "What is 6 times 7?",
+    answer: str | None = "42",
+    run_id: str = "r-evo",
+    concurrency: int = 64,
+    tools: dict[str, Any] | None = None,
+    **settings: Any,
+) -> list[Any]:
+    """Like :func:`run_evolve`, returning the recorded log entries (for ``replay.verify``)."""
     log = new_memory_log()
     svc = services(
-        make_settings(settings or None), models=model, tools={"python_code": EchoPython()}
+        make_settings(settings or None), models=model, tools=tools or {"python_code": EchoPython()}
     )
     await log.append(submission(run_id, question, ground_truth=answer, workflow="evolve"))
     await run_until_done(log, svc, [run_id], concurrency=concurrency)
-    return [record.event for record in await log.read_run(run_id)]
+    return list(await log.read_run(run_id))
 
 
 def of(events: Sequence[Event], event_type: type) -> list[Any]:
