@@ -138,22 +138,32 @@ def load_problems(
     )
 
 
-def run_id_for(dataset_name: str, problem_id: str, sample: int) -> str:
+def run_id_for(
+    dataset_name: str, problem_id: str, sample: int, *, settings: str | None = None, attempt: int = 0
+) -> str:
     """Deterministic run id of one sample, so re-running a dataset resumes it.
 
-    Readable (``aime24-60-s3``) when both names are plain (``[A-Za-z0-9_]``);
+    ``settings`` is the digest of the run settings (:mod:`engine.run_identity`): other
+    settings, other runs. ``attempt`` numbers the retries of a sample whose earlier run
+    could not be completed (``-r1``, ``-r2``...), so the failed run stays in the log.
+    Readable (``aime24-1a2b3c4d5e6f-60-s3``) when every name is plain (``[A-Za-z0-9_]``);
     otherwise a sanitised prefix plus a hash of the exact inputs, so two different
     inputs never share an id. At most 128 characters of ``[A-Za-z0-9_-]``.
     """
-    if sample < 0:
-        msg = f"sample index must be >= 0, got {sample}"
+    if sample < 0 or attempt < 0:
+        msg = f"sample index and attempt must be >= 0, got {sample} and {attempt}"
         raise ValueError(msg)
-    return _joined_id([dataset_name, problem_id], f"s{sample}")
+    suffix = f"s{sample}" + (f"-r{attempt}" if attempt else "")
+    return _joined_id(_id_parts(dataset_name, problem_id, settings), suffix)
 
 
-def group_id_for(dataset_name: str, problem_id: str) -> str:
+def group_id_for(dataset_name: str, problem_id: str, *, settings: str | None = None) -> str:
     """Deterministic group id shared by all samples of one problem (GRPO groups)."""
-    return _joined_id([dataset_name, problem_id], "g")
+    return _joined_id(_id_parts(dataset_name, problem_id, settings), "g")
+
+
+def _id_parts(dataset_name: str, problem_id: str, settings: str | None) -> list[str]:
+    return [dataset_name, problem_id] if settings is None else [dataset_name, settings, problem_id]
 
 
 def last_boxed_content(text: str) -> str | None:

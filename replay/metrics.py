@@ -7,9 +7,11 @@ when it finished with a score above zero, the reference's rule ("summed reward >
 Protocol (the reference's ``main_generation``): every problem is sampled K times;
 ``avg@k`` is the mean correctness over the first k samples of each problem, averaged
 over problems, and ``pass@k`` is the fraction of problems with at least one correct
-sample among its first k. "First" means lowest ``sample_index``. Unfinished samples
-count as incorrect there (a run that failed or never ended did not solve its problem)
-but are left out of ``accuracy`` and ``mean_steps``, which describe finished samples.
+sample among its first k. "First" means lowest ``sample_index``. Samples that could
+not be completed (unfinished, or ended by a model-server or engine failure) count as
+incorrect there (they did not solve their problem) but are left out of ``accuracy``
+and ``mean_steps``, which describe completed samples; the table counts them in their
+own ``failed`` column, apart from ``wrong`` answers.
 
 ``estimator="unbiased"`` replaces the first-k pass@k by the estimator of Chen et al.
 (2021, "Evaluating Large Language Models Trained on Code"): with n samples of which c
@@ -31,6 +33,10 @@ Estimator = Literal["first_k", "unbiased"]
 
 OVERALL: Final = "all"
 """Row label of the totals in :func:`render_table`."""
+
+INCOMPLETE_REASONS: Final = frozenset({"model_failed", "failed"})
+"""Done reasons of samples that could not be completed (the model server or the engine failed),
+as opposed to a model's own wrong answer."""
 
 
 class SampleResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,8 +60,12 @@ class SourceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     problems: int
     samples: int
     finished: int
+    wrong: int = 0
+    """Samples that were completed and graded as not correct."""
+    failed: int = 0
+    """Samples that could not be completed (:func:`could_not_complete`)."""
     accuracy: float | None
-    """Mean score over finished, graded samples."""
+    """Mean score over completed, graded samples."""
     avg_at_k: float | None
     pass_at_k: float | None
     short_problems: int
@@ -64,7 +74,7 @@ class SourceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     tool_successes: int
     tool_success_rate: float | None
     mean_steps: float | None
-    """Mean steps over finished samples."""
+    """Mean steps over completed samples."""
     done_reasons: dict[str, int]
     """Count of samples per done reason; ``unfinished`` for unfinished samples without one."""
 
@@ -135,6 +145,11 @@ def is_correct(sample: SampleResult) -> bool:
     return sample.finished and score is not None and math.isfinite(score) and score > 0
 
 
+def could_not_complete(sample: SampleResult) -> bool:
+    """Unfinished, or ended by a model-server or engine failure rather than by the model's answer."""
+    return not sample.finished or sample.done_reason in INCOMPLETE_REASONS
+
+
 def to_jsonable(report: MetricsReport) -> dict[str, Any]:
     """Plain dicts, lists and numbers (for ``--json`` output and files)."""
     return msgspec.to_builtins(report)
@@ -143,7 +158,7 @@ def to_jsonable(report: MetricsReport) -> dict[str, Any]:
 def render_table(report: MetricsReport) -> str:
     """A fixed-width text table: one row per data source, a totals row, done reasons."""
     k = report.k or "k"
-    headers = ["source", "problems", "samples", "finished", "accuracy"]
+    headers = ["source", "problems", "samples", "finished", "wrong", "failed", "accuracy"]
     headers += [f"avg@{k}", f"pass@{k}", "tool ok", "tool calls", "mean steps"]
     rows = [_row(name, m) for name, m in report.by_source.items()]
     if len(rows) != 1:
@@ -153,6 +168,9 @@ def render_table(report: MetricsReport) -> str:
     lines += [_aligned(r, widths) for r in rows]
     if report.estimator == "unbiased":
         lines.append(f"pass@{k}: unbiased estimator (Chen et al. 2021) over all samples")
+    if report.overall.failed:
+        lines.append(f"note: {report.overall.failed} sample(s) could not be completed (model server or engine "
+                     f"failure); avg@{k} and pass@{k} count them as wrong")
     if report.overall.short_problems:
         short = report.overall.short_problems
         lines.append(f"note: {short} problem(s) have fewer than {k} samples")
@@ -202,13 +220,16 @@ def _grouped(items: list[SampleResult]) -> dict[_Key, list[SampleResult]]:
 def _summary(groups: dict[_Key, list[SampleResult]], k: int, estimator: Estimator) -> SourceMetrics:
     samples = [s for group in groups.values() for s in group]
     finished = [s for s in samples if s.finished]
-    graded = [s.score for s in finished if s.score is not None and math.isfinite(s.score)]
+    completed = [s for s in finished if not could_not_complete(s)]
+    graded = [s.score for s in completed if s.score is not None and math.isfinite(s.score)]
     calls = sum(s.tool_calls for s in samples)
     successes = sum(s.tool_successes for s in samples)
     return SourceMetrics(
         problems=len(groups),
         samples=len(samples),
         finished=len(finished),
+        wrong=sum(1 for s in samples if not is_correct(s) and not could_not_complete(s)),
+        failed=sum(1 for s in samples if could_not_complete(s)),
         accuracy=_mean(graded),
         avg_at_k=_mean([_mean_correct(g[:k]) for g in groups.values()]) if k else None,
         pass_at_k=_mean([_pass(g, k, estimator) for g in groups.values()]) if k else None,
@@ -216,7 +237,7 @@ def _summary(groups: dict[_Key, list[SampleResult]], k: int, estimator: Estimato
         tool_calls=calls,
         tool_successes=successes,
         tool_success_rate=successes / calls if calls else None,
-        mean_steps=_mean([float(s.steps) for s in finished]),
+        mean_steps=_mean([float(s.steps) for s in completed]),
         done_reasons=_done_reasons(samples),
     )
 
@@ -244,7 +265,7 @@ def _row(name: str, m: SourceMetrics) -> list[str]:
     tool = _pct(m.tool_success_rate)
     steps = "-" if m.mean_steps is None else f"{m.mean_steps:.2f}"
     return [
-        name, str(m.problems), str(m.samples), str(m.finished), _pct(m.accuracy),
+        name, str(m.problems), str(m.samples), str(m.finished), str(m.wrong), str(m.failed), _pct(m.accuracy),
         _pct(m.avg_at_k), _pct(m.pass_at_k), tool, f"{m.tool_successes}/{m.tool_calls}", steps,
     ]  # fmt: skip
 

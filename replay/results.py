@@ -1,4 +1,4 @@
-"""One run's events reduced to the sample result that dataset metrics need."""
+"""One run's events reduced to the sample result that dataset metrics need, and to its results row."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import Any
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded
-from events.run import ProblemSubmitted, RunCompleted, RunFailed
+from events.model import ModelCallFailed, ModelResponded
+from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ToolCallRequested, ToolReturned
-from replay.metrics import SampleResult
+from replay.metrics import SampleResult, could_not_complete, is_correct
+
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
 
 
 def sample_result(events: Iterable[Event]) -> SampleResult | None:
@@ -54,14 +57,77 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
 
 
 def result_row(run_id: str, events: list[Event]) -> dict[str, Any]:
-    """A JSONL row for a dataset run's results file."""
+    """A results-file row: enough to audit one sample without opening the event log.
+
+    Like lm-evaluation-harness's ``--log_samples``: the model and its sampling parameters,
+    the question, ground truth, extracted answer and final response, how the grader read
+    them, steps, tokens and latency; plus whether the sample could be completed and why not.
+    """
     result = sample_result(events)
-    answer = next((e.answer for e in reversed(events) if isinstance(e, AnswerGraded) and e.episode == "main"), None)
-    row: dict[str, Any] = {"run_id": run_id, "answer": answer}
-    if result is not None:
-        row.update(
-            problem_id=result.problem_id, data_source=result.data_source, sample=result.sample_index,
-            score=result.score, done_reason=result.done_reason, steps=result.steps,
-            tool_calls=result.tool_calls, tool_successes=result.tool_successes, finished=result.finished,
-        )
+    row: dict[str, Any] = {"run_id": run_id}
+    submitted = next((e for e in events if isinstance(e, ProblemSubmitted)), None)
+    if result is None or submitted is None:
+        return {**row, "status": "not submitted"}
+    graded = next((e for e in reversed(events) if isinstance(e, AnswerGraded) and e.episode == "main"), None)
+    row.update(
+        problem_id=result.problem_id, data_source=result.data_source, sample=result.sample_index,
+        settings_digest=submitted.metadata.get("settings_digest"), attempt=submitted.metadata.get("attempt", 0),
+        workflow=submitted.workflow, **_model_fields(events),
+        question=submitted.question, ground_truth=submitted.ground_truth,
+        answer=graded.answer if graded else None, response=_final_response(events),
+        score=result.score, correct=is_correct(result),
+        grade_method=graded.method if graded else None, grade_detail=graded.detail if graded else None,
+        done_reason=result.done_reason, status=_status(events), completed=not could_not_complete(result),
+        failure=_failure(events) if could_not_complete(result) else None, steps=result.steps,
+        tool_calls=result.tool_calls, tool_successes=result.tool_successes, finished=result.finished,
+        **_usage(events),
+    )
     return row
+
+
+def _model_fields(events: list[Event]) -> dict[str, Any]:
+    """Model, endpoint, sampling parameters, protocol and grader as the run recorded them."""
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    settings = started.settings if started else {}
+    policy = settings.get("models", {}).get("policy", {})
+    episode = settings.get("episode", {})
+    return {
+        "model": policy.get("model"), "base_url": policy.get("base_url"),
+        "sampling": {key: policy.get(key) for key in SAMPLING_KEYS},
+        "protocol": episode.get("protocol"), "grader": episode.get("grading"),
+    }
+
+
+def _final_response(events: list[Event]) -> str | None:
+    """The policy's last reply in the main episode (the text the answer came from)."""
+    replies = [e for e in events if isinstance(e, ModelResponded) and e.role == "policy" and e.episode == "main"]
+    return replies[-1].text if replies else None
+
+
+def _usage(events: list[Event]) -> dict[str, Any]:
+    """Tokens and model time of every model call of the run, and its wall time."""
+    replies = [e for e in events if isinstance(e, ModelResponded)]
+    start = events[0].occurred_at
+    end = next((e.occurred_at for e in reversed(events) if isinstance(e, RunCompleted | RunFailed)), None)
+    return {
+        "model_calls": len(replies),
+        "prompt_tokens": sum(e.usage.prompt_tokens for e in replies if e.usage),
+        "completion_tokens": sum(e.usage.completion_tokens for e in replies if e.usage),
+        "model_latency_s": round(sum(e.latency_ms for e in replies) / 1000, 3),
+        "latency_s": None if end is None else round((end - start).total_seconds(), 3),
+    }
+
+
+def _status(events: list[Event]) -> str:
+    if any(isinstance(e, RunFailed) for e in events):
+        return "failed"
+    return "completed" if any(isinstance(e, RunCompleted) for e in events) else "unfinished"
+
+
+def _failure(events: list[Event]) -> str | None:
+    """Why the run could not go on: its failure, or the last failed model call."""
+    failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
+    if failed is not None:
+        return failed.reason
+    call = next((e for e in reversed(events) if isinstance(e, ModelCallFailed)), None)
+    return None if call is None else f"{call.kind}: {call.message}"

@@ -36,7 +36,7 @@ def test_table_shows_numbers_per_source_and_total() -> None:
     text = _report_text()
     lines = text.splitlines()
     assert lines[0].split() == [
-        "source", "problems", "samples", "finished", "accuracy",
+        "source", "problems", "samples", "finished", "wrong", "failed", "accuracy",
         "avg@2", "pass@2", "tool", "ok", "tool", "calls", "mean", "steps",
     ]  # fmt: skip
     aime = next(line for line in lines if line.startswith("aime24"))
@@ -45,6 +45,8 @@ def test_table_shows_numbers_per_source_and_total() -> None:
         "2",
         "4",
         "4",
+        "3",
+        "0",
         "25.00%",
         "25.00%",
         "50.00%",
