@@ -55,7 +55,7 @@ class ProcessPoolGrader:
     Example::
 
         grader = ProcessPoolGrader()
-        grade = await grader.grade("\\frac{1}{2}", "0.5", "math_verify")
+        grade = await grader.grade("\\frac{1}{2}", "0.5", "math")
         grader.close()
     """
 
@@ -193,6 +193,7 @@ def _warm_up(memory_limit: int | None, owner: int | None = None) -> None:
         if soft == resource.RLIM_INFINITY or soft > limit:
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     grade_answer("1/2", "0.5", "math_verify")
+    grade_answer("\\frac{1}{2}", "0.5", "math")
     grade_answer("x+1", "1+x", "reference")
 
 

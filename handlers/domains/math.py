@@ -14,7 +14,7 @@ def extract_math_answer(reply: str, answer: str | None) -> str | None:
 MATH = Domain(
     name="math",
     extract=extract_math_answer,
-    grader="math_verify",
+    grader="math",
     default_tools=("python_code", "local_rag"),
     description="informal math: LaTeX answer in \\boxed{}, graded by mathematical equivalence",
 )

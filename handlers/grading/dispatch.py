@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from handlers.grading.hendrycks import hendrycks_equal
+from handlers.grading.pipeline import grade_math
 from handlers.grading.reference import reference_extract_answer, reference_math_equal
 from handlers.grading.verify import grade_with_math_verify
 from handlers.ports import Grade
 
-GradingMode = Literal["math_verify", "reference", "exact"]
+GradingMode = Literal["math", "math_verify", "reference", "exact", "hendrycks"]
 GRADING_MODES: Final[tuple[str, ...]] = get_args(GradingMode)
-DEFAULT_MODE: Final = "math_verify"
+DEFAULT_MODE: Final = "math"
 
 
 def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE) -> Grade:
     """Score ``answer`` against ``ground_truth``.
 
     Modes:
-        ``math_verify``: mathematical equivalence via ``math-verify`` (main thread only).
+        ``math`` (default): apollo's grader, normalise -> parse -> compare
+        (:mod:`handlers.grading.pipeline`; main thread of a worker process).
+        ``math_verify``: mathematical equivalence via ``math-verify`` alone (main thread only).
         ``reference``: the reference grader's extraction and equality, for comparability
         with published numbers; pass the whole reply text to reproduce its extraction.
         ``exact``: string equality after trimming whitespace.
+        ``hendrycks``: the Hendrycks MATH ``is_equiv`` string normaliser (the reference's grader C).
 
     Raises:
         ValueError: ``mode`` is not one of :data:`GRADING_MODES`.
@@ -30,6 +35,10 @@ def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE
         raise ValueError(msg)
     if answer is None or not answer.strip():
         return Grade(score=0.0, method=mode, detail="no answer")
+    if mode == "math":
+        return grade_math(answer, ground_truth)
+    if mode == "hendrycks":
+        return Grade(score=float(hendrycks_equal(answer, ground_truth)), method=mode)
     if mode == "exact":
         return Grade(score=float(answer.strip() == ground_truth.strip()), method=mode)
     if mode == "reference":

@@ -74,9 +74,14 @@ def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grad
 
 _registry: NamedRegistry[GraderSpec] = NamedRegistry("grader")
 for _spec in (
-    GraderSpec("math_verify", _pooled("math_verify"), "mathematical equivalence (math-verify)", pooled=True),
+    GraderSpec("math", _pooled("math"),
+               "apollo's math grader: normalise, parse, compare; math-verify is one stage", pooled=True),
+    GraderSpec("math_verify", _pooled("math_verify"),
+               "math-verify alone (the baseline apollo's grader is measured against)", pooled=True),
     GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
     GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
+    GraderSpec("hendrycks", _pooled("hendrycks"),
+               "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True),
     GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
 ):
     _registry.add_builtin(_spec)

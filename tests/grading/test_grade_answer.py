@@ -25,16 +25,23 @@ from handlers.grading import GRADING_MODES, grade_answer, grade_with_math_verify
         ("\\boxed{7}", "7"),
     ],
 )
-def test_math_verify_accepts_equivalent_answers(answer: str, truth: str) -> None:
-    """Equivalent forms score 1 in the default mode."""
-    grade = grade_answer(answer, truth)
-    assert (grade.score, grade.method) == (1.0, "math_verify")
+@pytest.mark.parametrize("mode", ["math", "math_verify"])
+def test_math_modes_accept_equivalent_answers(answer: str, truth: str, mode: str) -> None:
+    """Equivalent forms score 1 in the default mode (math) and in math-verify alone."""
+    grade = grade_answer(answer, truth, mode)
+    assert (grade.score, grade.method) == (1.0, mode)
 
 
+def test_default_mode_is_apollos_math_grader() -> None:
+    """Without a mode, answers go through apollo's math grader."""
+    assert grade_answer("\\frac{1}{2}", "0.5").method == "math"
+
+
+@pytest.mark.parametrize("mode", ["math", "math_verify"])
 @pytest.mark.parametrize(("answer", "truth"), [("3", "4"), ("\\frac{1}{3}", "0.5"), ("x+1", "x")])
-def test_math_verify_rejects_wrong_answers(answer: str, truth: str) -> None:
+def test_math_modes_reject_wrong_answers(answer: str, truth: str, mode: str) -> None:
     """Different values score 0."""
-    assert grade_answer(answer, truth).score == 0.0
+    assert grade_answer(answer, truth, mode).score == 0.0
 
 
 def test_unparseable_answers_compare_as_text() -> None:
