@@ -111,7 +111,10 @@ class EvolveSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """Report-only retries per verifier whose reply has no valid report."""
     tie: Literal["reject", "accept", "first"] = "reject"
     """Verdict on an even split: 0, 1, or verifier 0's verdict."""
-    final_answer: Literal["best_vote", "last"] = "best_vote"
+    final_answer: Literal["best_vote", "last", "reference"] = "best_vote"
+    """The run's answer: ``best_vote`` (the round most verifiers approved, latest on a tie),
+    ``last`` (the last round), or ``reference`` (the reference's K-branch choice: each
+    branch's last round, the best by verdict, then by its rounds' ground-truth success)."""
     verifier_episode: VerifierEpisodeSettings = VerifierEpisodeSettings()
     default_verifier: ModelSettings | None = None
     """Verifier of branches that name none (reference ``default_verifier_cfg``)."""

@@ -65,4 +65,8 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
         return 0
     for record in records:
         print(timeline_line(record))
+    from handlers.evolve.metrics import branch_summary
+
+    for line in branch_summary([record.event for record in records]):
+        print(line)  # a multi-model evolve run: each branch's result, the chosen one marked
     return 0

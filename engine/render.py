@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from events.base import Event, tag_of
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.evolve import RoundCompleted
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.record import Recorded
 from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
@@ -44,6 +45,11 @@ def summary(event: Event, width: int = 100) -> str:
             return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
         case TrajectorySealed():
             return f"trajectory sealed: {len(event.turns)} turns, reward {event.reward:g}"
+        case RoundCompleted():
+            branch = f" [{event.branch}]" if event.branch else ""
+            verdict = "-" if event.majority is None else f"{event.majority} ({event.approvals}/{event.verifiers})"
+            answer = f"answer {event.answer!r}, verdict {verdict}, correct {event.correct}"
+            return f"round {event.round}{branch} completed: {answer}"
         case RunCompleted():
             return f"run completed: {event.done_reason}, answer {event.answer!r}, score {event.score}"
         case RunFailed():

@@ -8,7 +8,9 @@ start the same branch twice. The run completes when the last branch finishes.
 
 Final answer (``evolve.final_answer``): ``best_vote`` (default) takes the round with
 the highest share of approving verifiers, the latest such round on a tie; ``last``
-takes the last round completed. Its ground-truth grade becomes the run's score.
+takes the last round completed; ``reference`` takes the reference's K-branch choice
+(``handlers.evolve.branches``: each branch's last round, the best by verdict and then
+by its rounds' ground-truth success). Its ground-truth grade becomes the run's score.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from events.base import Event
 from events.evolve import RoundCompleted
 from events.run import RunCompleted
 from handlers.context import HandlerContext
+from handlers.evolve.branches import branch_results, reference_choice
 from handlers.evolve.plan import Plan, plan_of
 from handlers.evolve.rounds import start_round
 from handlers.evolve.view import completed_rounds
@@ -36,12 +39,17 @@ async def advance(event: RoundCompleted, ctx: HandlerContext) -> Sequence[Event]
     return [] if waiting is None else [start_round(ctx, plan, waiting, 0)]
 
 
-def final_round(rounds: Sequence[RoundCompleted], rule: str = "best_vote") -> RoundCompleted | None:
-    """The round whose answer the run reports, by the final-answer rule."""
+def final_round(
+    rounds: Sequence[RoundCompleted], rule: str = "best_vote", order: Sequence[str | None] = ()
+) -> RoundCompleted | None:
+    """The round whose answer the run reports, by the final-answer rule (branches in ``order``)."""
     if not rounds:
         return None
     if rule == "last":
         return rounds[-1]
+    if rule == "reference":
+        chosen = reference_choice(branch_results(rounds, order))
+        return chosen.last if chosen else None
     ranked = sorted(enumerate(rounds), key=lambda item: (_share(item[1]), item[1].round, item[0]))
     return ranked[-1][1]
 
@@ -59,7 +67,7 @@ def _waiting_branch(plan: Plan, finished: int) -> str | None:
 
 
 def _run_completed(ctx: HandlerContext, plan: Plan) -> RunCompleted:
-    chosen = final_round(completed_rounds(ctx.history), plan.final_answer)
+    chosen = final_round(completed_rounds(ctx.history), plan.final_answer, plan.branches)
     return ctx.new(
         RunCompleted,
         "completed",
