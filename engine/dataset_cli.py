@@ -44,7 +44,8 @@ def register(subparsers: Any) -> None:
     run.add_argument("--limit", type=_positive, help="only the first N usable problems")
     run.add_argument("--samples", type=_positive,
                      help="samples per problem (K; default: env.rollout.n, evolve.test_times for evolve, else 1)")
-    run.add_argument("--concurrency", type=_positive, default=16, help="runs in flight at once")
+    run.add_argument("--concurrency", type=_positive,
+                     help="runs in flight at once (default: evolve.problem_max_workers for evolve, else 16)")
     run.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
     run.add_argument("--out", help="per-sample results JSONL (default: results/<dataset>-<workflow>.jsonl)")
     run.add_argument("--model", help="policy model name (or scripted:FILE)")
@@ -92,7 +93,8 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     settings = with_sampling_flags(apply_model_flags(settings, args), args)
     load = _load(args, settings)
     samples = samples_per_problem(args, settings)
-    name = f"{load.name}-{args.workflow}"
+    args.concurrency = runs_in_flight(args, settings)
+    name = f"{load.name}_{args.workflow}"  # one plain id part keeps run ids readable
     run_config = settings.run_settings()
     if args.max_steps:
         run_config = deep_merge(run_config, {"episode": {"max_steps": args.max_steps}})
@@ -117,7 +119,8 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]
     finally:
         await runtime.close()
-    return _report(args, name, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs])
+    out = Path(args.out or f"results/{load.name}-{args.workflow}.jsonl")
+    return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs])
 
 
 def with_sampling_flags(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -128,6 +131,15 @@ def with_sampling_flags(settings: Settings, args: argparse.Namespace) -> Setting
     raw = msgspec.to_builtins(settings)
     raw["models"]["policy"] = {**msgspec.to_builtins(settings.model_for("policy")), **given}
     return validate(raw)
+
+
+def runs_in_flight(args: argparse.Namespace, settings: Settings) -> int:
+    """``--concurrency``, else evolve's ``problem_max_workers`` (reference problems at once), else 16."""
+    if args.concurrency:
+        return int(args.concurrency)
+    if args.workflow == "evolve" and settings.evolve.problem_max_workers > 0:
+        return settings.evolve.problem_max_workers
+    return 16
 
 
 def samples_per_problem(args: argparse.Namespace, settings: Settings) -> int:
@@ -279,12 +291,11 @@ async def _run_all(
 
 
 def _report(
-    args: argparse.Namespace, name: str, digest: str, samples: int, histories: list[tuple[str, list[Event]]]
+    args: argparse.Namespace, out: Path, digest: str, samples: int, histories: list[tuple[str, list[Event]]]
 ) -> int:
     """Write the results file, print the tables; exit status 1 when a sample could not be completed."""
     rows = [result_row(run_id, events) for run_id, events in histories]
     results = [result for _, events in histories if (result := sample_result(events)) is not None]
-    out = Path(args.out or f"results/{name}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     report = compute_metrics(results, k=samples)
