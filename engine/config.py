@@ -121,9 +121,9 @@ class EvolveSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     branch_max_workers: Count = 0
     """Branches running at once (0: all)."""
     verifier_max_workers: Count = 0
-    """Accepted for reference configs; verifiers always run concurrently here."""
+    """Verifier episodes of a round in flight at once (0: all); the others start as reports arrive."""
     problem_max_workers: Count = 0
-    """Accepted for reference configs; ``apollo run --concurrency`` sets runs in flight."""
+    """Runs in flight in ``apollo run --workflow evolve`` when ``--concurrency`` is not given (0: its default)."""
 
 
 class BranchSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -209,9 +209,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         return {
             "episode": msgspec.to_builtins(self.episode),
             "models": models,
-            "evolve": _without_keys(msgspec.to_builtins(self.evolve)),
+            "evolve": {
+                key: value
+                for key, value in _without_keys(msgspec.to_builtins(self.evolve)).items()
+                if key not in DATASET_COMMAND_KEYS
+            },
             "branches": [_without_keys(msgspec.to_builtins(b)) for b in self.branches],
         }
+
+
+DATASET_COMMAND_KEYS = frozenset({"test_times", "problem_max_workers"})
+"""Evolve keys that steer ``apollo run`` (samples, runs in flight), not a run's deciders:
+not recorded, so they never split a dataset run's identity."""
 
 
 def _without_keys(value: Any) -> Any:
