@@ -17,6 +17,7 @@ import msgspec
 import yaml
 
 from engine.errors import ConfigError
+from handlers.episode.protocol import PROTOCOLS
 
 
 class ModelSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -45,9 +46,14 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     enable_python_code: bool = True
     enable_local_rag: bool = False
     python_code_timeout: float = 30.0
+    protocol: str = "apollo"
+    """How episodes end and what is graded (docs/protocols.md): ``apollo`` (an invalid
+    reply gets an error and another turn), or the reference's test (``reference_test``)
+    or evolving (``reference_evolve``) environment, for numbers comparable with its own."""
     grading: str | None = None
-    """Grader name (``math_verify``, ``reference``, ``exact``, ``choice`` or a plugin's);
-    ``None``: the domain's grader. Checked against the loaded graders at start-up."""
+    """Grader name (``math``, ``math_verify``, ``reference``, ``reference_evolve``, ``exact``,
+    ``choice`` or a plugin's); ``None``: the protocol's (``reference`` for reference_test,
+    ``reference_evolve`` for reference_evolve), else the domain's. Checked at start-up."""
     force_answer: bool = True
     """Use the answer-only prompt on the last step."""
     rag_top_k: int = 3
@@ -68,6 +74,11 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Subtracted from the default reward per invalid turn."""
     min_reward: float = 0.0
     """Floor of the default reward when penalties apply."""
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            msg = f"episode.protocol: unknown protocol {self.protocol!r} (allowed: {', '.join(PROTOCOLS)})"
+            raise ValueError(msg)
 
 
 Count = Annotated[int, msgspec.Meta(ge=0)]

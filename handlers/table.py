@@ -31,8 +31,10 @@ def _main_policy(event: Any) -> bool:
     return event.episode == MAIN and event.role == "policy"
 
 
-def _answer(event: ActionParsed) -> bool:
-    return event.kind == "answer" and event.valid and event.role == "policy"
+def _may_end_episode(event: ActionParsed) -> bool:
+    # A policy action with no tool to run: a valid answer, or (under a reference protocol,
+    # which sets ``tool`` only when one runs) any action that may end the episode.
+    return event.role == "policy" and event.tool is None
 
 
 def _rewrite(event: Any) -> bool:
@@ -52,7 +54,7 @@ ROUTES: tuple[Route, ...] = (
     Route(RunStarted, flow.begin_episode, "decide", "begin_episode", _workflow("reason")),
     Route(ModelCallRequested, effects.call_model, "effect", "call_model"),
     Route(ModelResponded, flow.take_action, "decide", "take_action", _main_policy),
-    Route(ActionParsed, effects.grade_answer, "effect", "grade_answer", _answer),
+    Route(ActionParsed, effects.grade_answer, "effect", "grade_answer", _may_end_episode),
     Route(ToolCallRequested, effects.run_tool, "effect", "run_tool"),
     Route(ToolReturned, flow.observe_tool, "decide", "observe_tool", _main),
     Route(ToolFailed, flow.observe_tool, "decide", "observe_tool_failure", _main),

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.plugins.registry import PluginSet
 from handlers.domains import get_domain
+from handlers.episode.protocol import implied_grader
 from handlers.grading.registry import get_grader
 from handlers.rewards import get_reward
 
@@ -40,7 +41,8 @@ def resolve_run_settings(run: dict[str, Any], plugins: PluginSet) -> dict[str, A
         raise ValueError(msg)
     episode["domain"] = domain.name
     episode["tools"] = list(dict.fromkeys(tools))
-    episode["grading"] = episode.get("grading") or domain.grader
+    # An explicit grader wins; else the protocol's (the reference's own), else the domain's.
+    episode["grading"] = episode.get("grading") or implied_grader(episode.get("protocol")) or domain.grader
     for key, lookup in (("grading", get_grader), ("reward", get_reward)):
         try:
             lookup(episode[key]) if episode.get(key) else None

@@ -14,9 +14,20 @@ from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
+from handlers.domains import domain_of
+from handlers.episode.protocol import (
+    APOLLO,
+    WHOLE_TEXT_GRADERS,
+    graded_text,
+    implied_grader,
+    next_move,
+    protocol_of,
+    stepped_text,
+)
 from handlers.evolve.plan import branch_settings, tool_settings_for
+from handlers.grading.reference import extracted_answer
 from handlers.ports import ModelError, ToolError
-from handlers.projections.episode import episode_state
+from handlers.projections.episode import EpisodeState, episode_state
 
 RESULT = "result"
 
@@ -59,25 +70,70 @@ async def run_tool(event: ToolCallRequested, ctx: HandlerContext) -> Sequence[Ev
 
 
 async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Event]:
-    """Grade a valid final answer against the ground truth (never shown to a model)."""
-    if event.kind != "answer" or not event.valid or event.role != "policy":
+    """Grade the episode's answer against the ground truth (never shown to a model).
+
+    Under ``apollo`` a valid answer is graded; under a reference protocol the action
+    that ends the episode (:func:`handlers.episode.protocol.next_move`) is, whatever
+    its kind, on the text the reference grades.
+    """
+    if event.role != "policy":
         return []
+    if protocol_of(ctx.settings()) == APOLLO:
+        if event.kind != "answer" or not event.valid:
+            return []
+        return [await _grade_answer_block(ctx, event, episode_state(ctx.history, event.episode))]
     state = episode_state(ctx.history, event.episode)
+    move = next_move(state)
+    if move is None or move.kind != "end" or state.graded is not None:
+        return []
+    return [await _grade_reference_ending(ctx, event, state, done_reason=move.done_reason)]
+
+
+async def _grade_answer_block(ctx: HandlerContext, event: ActionParsed, state: EpisodeState) -> AnswerGraded:
     problem = state.problem
     truth = problem.ground_truth if problem else None
     mode = str(state.settings.get("episode", {}).get("grading") or "math_verify")
     common = {"step": event.step, "answer": event.final_answer, "role": event.role,
               "branch": event.branch, "episode": event.episode, "ground_truth": truth}
     if truth is None:
-        return [ctx.new(AnswerGraded, RESULT, score=0.0, method="ungraded",
-                        detail="no ground truth given", **common)]
+        return ctx.new(AnswerGraded, RESULT, score=0.0, method="ungraded",
+                       detail="no ground truth given", **common)
     if not event.final_answer:
-        return [ctx.new(AnswerGraded, RESULT, score=0.0, method=mode,
-                        detail="the answer block holds no final answer", **common)]
+        return ctx.new(AnswerGraded, RESULT, score=0.0, method=mode,
+                       detail="the reply holds no final answer", **common)
     graded_text = event.final_answer
     if mode == "reference":
         # The reference grades the concatenated raw replies with its own extraction.
         graded_text = "\n".join(step.response or "" for step in state.steps)
     grade = await ctx.services.grader.grade(graded_text, truth, mode, metadata=dict(problem.metadata))
-    return [ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
-                    detail=grade.detail, **common)]
+    return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
+                   detail=grade.detail, **common)
+
+
+async def _grade_reference_ending(
+    ctx: HandlerContext, event: ActionParsed, state: EpisodeState, *, done_reason: str
+) -> AnswerGraded:
+    """A reference protocol's end: the whole stepped text for the reference graders,
+    the last reply's final answer for any other grader the run names."""
+    problem = state.problem
+    truth = problem.ground_truth if problem else None
+    protocol = protocol_of(state.settings)
+    mode = str(state.settings.get("episode", {}).get("grading") or implied_grader(protocol))
+    last = state.last()
+    whole_text = mode in WHOLE_TEXT_GRADERS
+    if whole_text:
+        text: str | None = graded_text(state)
+    else:
+        text = domain_of(state.settings).extract(stepped_text(last), None) if last else None
+    common = {"step": last.step if last else event.step, "role": event.role, "branch": event.branch,
+              "episode": event.episode, "ground_truth": truth, "done_reason": done_reason}
+    if truth is None:
+        return ctx.new(AnswerGraded, RESULT, score=0.0, method="ungraded", answer=None if whole_text else text,
+                       detail="no ground truth given", **common)
+    if not text or not text.strip():
+        return ctx.new(AnswerGraded, RESULT, score=0.0, method=mode, answer=None,
+                       detail="nothing to grade", **common)
+    grade = await ctx.services.grader.grade(text, truth, mode, metadata=dict(problem.metadata))
+    answer = extracted_answer(grade.detail) if whole_text else text
+    return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method, answer=answer,
+                   detail=grade.detail, **common)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed, Turn
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
@@ -21,10 +23,27 @@ from events.tool import ActionParsed, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.domains import domain_of
 from handlers.episode.model_choice import policy_model, sampling_params
-from handlers.episode.parsing import parse_action
-from handlers.episode.prompts import HistoryStep, render_policy_prompt
+from handlers.episode.parsing import ParsedAction, parse_action
+from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_prompt
+from handlers.episode.protocol import (
+    ANSWER_REASK,
+    ANSWER_RETRY,
+    APOLLO,
+    FALLBACK_ANSWER,
+    REFERENCE_EVOLVE,
+    REFERENCE_TEST,
+    answer_tries,
+    call_purpose,
+    env_tool_calls,
+    has_answer_tags,
+    max_steps_of,
+    next_move,
+    protocol_of,
+    single_turn,
+)
 from handlers.episode.retrieval import is_summary_result, summary_request, tool_or_rewrite
-from handlers.projections.episode import EpisodeState, episode_state
+from handlers.projections.episode import EpisodeState, episode_state, step_record
+from handlers.projections.episode import evolve as fold_event
 from handlers.rewards import compute_reward
 
 MAIN = "main"
@@ -56,10 +75,30 @@ async def take_action(event: ModelResponded, ctx: HandlerContext) -> Sequence[Ev
 def parse_reply(
     ctx: HandlerContext, event: ModelResponded, *, tools: list[str], accept_report: bool = False
 ) -> ActionParsed:
-    """The reply as one recorded action (for any role and episode)."""
-    parsed = parse_action(event.text, tools=_recognised(tools), accept_report=accept_report)
+    """The reply as one recorded action (for any role and episode).
+
+    A policy reply follows the run's protocol: a single-turn (``max_steps: 1``) apollo
+    reply is its answer; ``reference_test`` records the tool its env runs (the first
+    raw tool block, which may differ from the projected action); ``reference_evolve``
+    projects reports too and steps the reference's fallback answer after the last
+    force-answer ask failed.
+    """
+    settings = ctx.settings()
+    protocol = protocol_of(settings) if event.role == "policy" else APOLLO
+    text = event.text
+    if protocol == REFERENCE_EVOLVE:
+        accept_report = True
+        text = _stepped_reply(ctx, event, settings)
+    parsed = parse_action(text, tools=_recognised(tools), accept_report=accept_report)
+    if protocol == APOLLO and event.role == "policy" and single_turn(settings):
+        parsed = _single_turn_answer(text, parsed)
+    if protocol == REFERENCE_TEST:
+        parsed = _with_env_tool(text, parsed)
+    if protocol != APOLLO and not _tool_may_run(event, settings):
+        # ``tool`` names the call that runs: none on the last step or for an answer ask.
+        parsed = msgspec.structs.replace(parsed, tool=None, tool_input=None)
     valid_answer = parsed.kind == "answer" and parsed.valid
-    final = domain_of(ctx.settings()).extract(event.text, parsed.answer) if valid_answer else None
+    final = domain_of(settings).extract(text, parsed.answer) if valid_answer else None
     return ctx.new(
         ActionParsed, "action",
         call_id=event.call_id, role=event.role, step=event.step, kind=parsed.kind,
@@ -79,6 +118,8 @@ def after_action(
     next_step: Callable[[EpisodeState, int], Event],
 ) -> list[Event]:
     """What follows a policy action: nothing (grading answers it), a tool call, or the next step."""
+    if protocol_of(state.settings) != APOLLO:
+        return _reference_after_action(ctx, state, action, next_step)
     where = {"episode": reply.episode, "branch": reply.branch}
     if not reply.text.strip():
         return [no_answer(ctx, reply.step, "empty_action", "the model returned an empty reply", **where)]
@@ -91,6 +132,57 @@ def after_action(
     # An invalid turn: the error becomes the observation and the episode goes on.
     after = episode_state([*ctx.history, action], reply.episode)
     return [next_step(after, reply.step + 1)]
+
+
+def _reference_after_action(
+    ctx: HandlerContext,
+    state: EpisodeState,
+    action: ActionParsed,
+    next_step: Callable[[EpisodeState, int], Event],
+) -> list[Event]:
+    """Under a reference protocol: a tool call, the next (or a repeated) ask, or the end.
+
+    The end needs no event here: the grading effector sees the same move and grades.
+    """
+    after = fold_event(state, action)
+    move = next_move(after)
+    if move is None or move.kind == "end":
+        return []
+    if move.kind == "tool":
+        return [tool_or_rewrite(ctx, after, action)]
+    return [next_step(after, move.step)]
+
+
+def _stepped_reply(ctx: HandlerContext, event: ModelResponded, settings: dict[str, Any]) -> str:
+    """The reply, or the reference's fallback answer once the last force-answer ask failed."""
+    if event.purpose != ANSWER_REASK or has_answer_tags(event.text):
+        return event.text
+    record = step_record(episode_state(ctx.history, event.episode), event.step)
+    if record is not None and record.reasks >= answer_tries(settings):
+        return FALLBACK_ANSWER
+    return event.text
+
+
+def _tool_may_run(event: ModelResponded, settings: dict[str, Any]) -> bool:
+    return event.step < max_steps_of(settings) and event.purpose not in (ANSWER_REASK, ANSWER_RETRY)
+
+
+def _single_turn_answer(text: str, parsed: ParsedAction) -> ParsedAction:
+    """A one-step episode asks for no action tags: any non-blank reply is the answer."""
+    if not text.strip():
+        return parsed
+    answer = parsed.answer if parsed.kind == "answer" else None
+    action = parsed.action if parsed.kind == "answer" else ""
+    return ParsedAction(kind="answer", action=action, valid=True, answer=answer)
+
+
+def _with_env_tool(text: str, parsed: ParsedAction) -> ParsedAction:
+    """The projected action with the tool the reference's training env would run."""
+    calls = env_tool_calls(text)
+    if not calls:
+        return msgspec.structs.replace(parsed, tool=None, tool_input=None)
+    tool, body = calls[0]
+    return msgspec.structs.replace(parsed, tool=tool, tool_input=body)
 
 
 async def observe_tool(event: ToolReturned | ToolFailed, ctx: HandlerContext) -> Sequence[Event]:
@@ -169,25 +261,37 @@ def request_policy_step(
     settings = state.settings
     episode = settings.get("episode", {})
     model = policy_model(settings) if model is None else model
-    max_steps = int(episode.get("max_steps", 4))
-    force = bool(episode.get("force_answer", True)) and step >= max_steps and max_steps > 1
+    purpose = call_purpose(state, step)
     question = state.problem.question if state.problem else ""
-    messages = render_policy_prompt(
-        question,
-        tools=enabled_tools(settings),
-        history=[HistoryStep(action=s.response or "", observation=s.observation or "") for s in state.steps],
-        history_length=int(episode.get("history_length", 4)),
-        previous_solutions=previous_solutions,
-        force_answer=force,
-        system_prompt=model.get("system_prompt"),
-        **domain_prompt(settings),
-    )
+    if single_turn(settings) and purpose == "act" and protocol_of(settings) != REFERENCE_EVOLVE:
+        messages = single_turn_prompt(question, settings, model.get("system_prompt"))
+    else:
+        messages = render_policy_prompt(
+            question,
+            tools=() if single_turn(settings) else enabled_tools(settings),
+            history=[HistoryStep(action=s.response or "", observation=s.observation or "")
+                     for s in state.steps if s.step < step],
+            history_length=int(episode.get("history_length", 4)),
+            previous_solutions=previous_solutions,
+            force_answer=purpose != "act",
+            system_prompt=model.get("system_prompt"),
+            **domain_prompt(settings),
+        )
     return ctx.new(
         ModelCallRequested, f"model-call-{step}",
         call_id=ctx.new_id(f"call-{step}"), role="policy", step=step, messages=list(messages),
         model=str(model.get("model", "")), params=sampling_params(model),
-        purpose="force_answer" if force else "act", branch=branch, episode=state.episode,
+        purpose=purpose, branch=branch, episode=state.episode,
     )
+
+
+def single_turn_prompt(question: str, settings: dict[str, Any], system_prompt: str | None) -> list[Any]:
+    """The one-step prompt: no tools, no action tags (a domain with its own answer format
+    keeps its answer-only prompt, since the plain one asks for a boxed LaTeX answer)."""
+    parts = domain_prompt(settings)
+    if parts["answer_usage"] is None:
+        return render_plain_prompt(question, system_prompt=system_prompt)
+    return render_policy_prompt(question, tools=(), system_prompt=system_prompt, **parts)
 
 
 def trajectory_turns(state: EpisodeState) -> list[Turn]:

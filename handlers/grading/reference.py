@@ -10,6 +10,10 @@ style checker) so scores stay comparable with published results, quirks included
   closeness (relative 1e-4), *unordered* tuple match, and ``sympy.simplify`` on both
   sides without LaTeX parsing (so ``\\frac{1}{2}`` never equals ``0.5``).
 
+The evolving variant (grader B, ``reference_evolve``) differs in one place: right
+after the boxed search it takes the last ``<answer>...</answer>`` block, before the
+GSM8K pattern.
+
 Deliberate differences: strings that could execute code when handed to sympy (names
 outside a small math vocabulary, underscores, quotes, attribute access) or that are
 very long skip the symbolic step and compare unequal, and the reference's 10 s
@@ -34,6 +38,9 @@ _UNIT_PATTERNS: Final = (
     re.compile(r"\s*square inches", re.IGNORECASE),
 )
 _SQRT_SHORTHAND: Final = re.compile(r"\\sqrt(\w+)")
+_ANSWER_OPEN: Final = "<answer>"
+_ANSWER_CLOSE: Final = "</answer>"
+_EXTRACTED: Final = "extracted="
 
 _SYMPY_SAFE_CHARS: Final = re.compile(r"[0-9A-Za-z+\-*/^().,! \t]*")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z]+")
@@ -93,13 +100,29 @@ def reference_score(solution_text: str, ground_truth: object) -> float:
         return 0.0
 
 
-def reference_extract_answer(text: str | None) -> str:
-    """The answer the reference grader would read from ``text`` (see module docstring)."""
+def reference_evolve_score(solution_text: str, ground_truth: object) -> float:
+    """1.0 when the reference's evolving grader (B) accepts the reply text, else 0.0."""
+    try:
+        extracted = reference_extract_answer(solution_text, answer_tags=True)
+        return float(reference_math_equal(extracted, str(ground_truth)))
+    except Exception:  # the reference scores any grader failure as wrong
+        return 0.0
+
+
+def reference_extract_answer(text: str | None, *, answer_tags: bool = False) -> str:
+    """The answer the reference grader would read from ``text`` (see module docstring).
+
+    ``answer_tags``: the evolving variant (B), which tries the last ``<answer>`` block
+    right after the boxed search.
+    """
     if text is None:
         return ""
     boxes = _GREEDY_BOX.findall(text) or _GREEDY_FBOX.findall(text)
     if boxes and boxes[-1]:
         return boxes[-1]
+    block = last_answer_block(text) if answer_tags else None
+    if block:
+        return block
     numbers = _GSM8K.findall(text)
     if numbers:
         return numbers[-1].replace(",", "").replace("$", "")
@@ -107,6 +130,30 @@ def reference_extract_answer(text: str | None) -> str:
     if stated:
         return stated[-1]
     return text.split("\n")[-1]
+
+
+def last_answer_block(text: str) -> str | None:
+    """Stripped body of the last ``<answer>...</answer>`` block (blocks taken left to right,
+    like a non-greedy ``findall``), found in linear time; ``None`` if there is none."""
+    found = None
+    position = 0
+    while (opened := text.find(_ANSWER_OPEN, position)) != -1:
+        closed = text.find(_ANSWER_CLOSE, opened + len(_ANSWER_OPEN))
+        if closed == -1:
+            break
+        found = text[opened + len(_ANSWER_OPEN) : closed]
+        position = closed + len(_ANSWER_CLOSE)
+    return None if found is None else found.strip()
+
+
+def extracted_detail(extracted: str) -> str:
+    """A reference grade's detail: what it read as the answer (cut to 200 characters)."""
+    return f"{_EXTRACTED}{extracted[:200]}"
+
+
+def extracted_answer(detail: str) -> str | None:
+    """The answer a reference grade's detail says was read (``None`` for other details)."""
+    return detail[len(_EXTRACTED) :] if detail.startswith(_EXTRACTED) else None
 
 
 def reference_strip(text: str) -> str:

@@ -79,6 +79,8 @@ for _spec in (
     GraderSpec("math_verify", _pooled("math_verify"),
                "math-verify alone (the baseline apollo's grader is measured against)", pooled=True),
     GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
+    GraderSpec("reference_evolve", _pooled("reference_evolve"),
+               "the reference's evolving grader (B): also reads the last <answer> block", pooled=True),
     GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
     GraderSpec("hendrycks", _pooled("hendrycks"),
                "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True),

@@ -17,6 +17,7 @@ from events.model import ChatMessage, ModelCallFailed, ModelCallRequested, Model
 from events.run import ProblemSubmitted, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.episode.observations import tool_failure, tool_response, with_rag_hint
+from handlers.episode.protocol import ANSWER_REASK, ANSWER_RETRY, REFERENCE_EVOLVE
 from handlers.episode.rag_prompts import clean_summary
 from handlers.evolve.plan import tool_settings_for
 from handlers.roles import HELPER_ROLES, RAG_SUMMARIZER
@@ -37,6 +38,16 @@ class StepRecord:
     observation: str | None = None
     tool: str | None = None
     tool_succeeded: bool | None = None
+    reasks: int = 0
+    """Force-answer asks that replaced this step's reply (reference_evolve protocol)."""
+
+
+@dataclass(frozen=True)
+class RetryRecord:
+    """One after-loop answer retry (reference_evolve protocol): recorded, never a step."""
+
+    call_id: str
+    response: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,7 @@ class EpisodeState:
     failure: ModelCallFailed | None = None
     graded: AnswerGraded | None = None
     ended: EpisodeEnded | None = None
+    retries: tuple[RetryRecord, ...] = ()
 
     @property
     def step(self) -> int:
@@ -87,7 +99,13 @@ def _started(state: EpisodeState, event: RunStarted) -> EpisodeState:
 def _call_requested(state: EpisodeState, event: ModelCallRequested) -> EpisodeState:
     if event.episode != state.episode or event.role in HELPER_ROLES:
         return state  # a helper call serves a step; it is not one
-    return _upsert(state, _new_step(event.step, event.call_id, tuple(event.messages)), model=event.model)
+    if event.purpose == ANSWER_RETRY:
+        return replace(state, retries=(*state.retries, RetryRecord(event.call_id)))
+    record = _new_step(event.step, event.call_id, tuple(event.messages))
+    if event.purpose == ANSWER_REASK:
+        replaced = step_record(state, event.step)
+        record = replace(record, reasks=(replaced.reasks if replaced else 0) + 1)
+    return _upsert(state, record, model=event.model)
 
 
 def _responded(state: EpisodeState, event: ModelResponded) -> EpisodeState:
@@ -95,6 +113,8 @@ def _responded(state: EpisodeState, event: ModelResponded) -> EpisodeState:
         return state
     if event.role in HELPER_ROLES:
         return _helper_reply(state, event)
+    if event.purpose == ANSWER_RETRY:
+        return _retry_reply(state, event)
     return _update(state, event.call_id, response=event.text, prompt_token_ids=event.prompt_token_ids,
                    response_token_ids=event.token_ids, response_logprobs=event.logprobs)
 
@@ -180,8 +200,18 @@ def _helper_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
 
 
 def _rag_enabled(state: EpisodeState, role: str) -> bool:
-    """Whether the RAG hint applies: a verifier's episode has its own switch."""
+    """Whether the RAG hint applies: a verifier's episode has its own switch, and the
+    reference's evolving env (protocol ``reference_evolve``) never hints."""
+    if state.settings.get("episode", {}).get("protocol") == REFERENCE_EVOLVE:
+        return False
     return bool(tool_settings_for(state.settings, role).get("episode", {}).get("enable_local_rag"))
+
+
+def _retry_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
+    retries = tuple(
+        replace(r, response=reply.text) if r.call_id == reply.call_id else r for r in state.retries
+    )
+    return replace(state, retries=retries)
 
 
 def replace(obj: Any, **changes: Any) -> Any:
