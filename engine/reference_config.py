@@ -233,7 +233,10 @@ def _run_section(run: Mapping[str, Any]) -> dict[str, Any]:
         if fate(f"run.{key}", f"run.{key}", value).ignored:
             continue
         if key in DATASET_RUN_KEYS:
-            dataset[key] = value
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                msg = f"invalid config: run.{key} must be text (part of the dataset path), got {value!r}"
+                raise ConfigError(msg)
+            dataset[key] = str(value)
         elif key == "evolving_round":
             evolve["rounds"] = value
         elif key == "test_times":

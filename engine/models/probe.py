@@ -23,8 +23,12 @@ async def probe_endpoint(base_url: str, model: str, api_key: str, *, timeout: fl
     """Raise :class:`ProbeFailed` unless ``base_url`` answers and serves ``model``."""
     if model.startswith("scripted:"):
         return
-    client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
     where = f"model {model!r} at {base_url}"
+    try:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
+    except Exception as exc:  # noqa: BLE001 - the HTTP library's URL errors have no common base worth naming
+        msg = f"{where}: not a usable URL ({type(exc).__name__}: {exc})"
+        raise ProbeFailed(msg) from exc
     try:
         page = await client.models.list()
         served = [item.id for item in page.data]

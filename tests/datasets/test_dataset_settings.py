@@ -104,3 +104,10 @@ def test_a_missing_dataset_file_from_the_config_is_one_line(
     assert err.count("\n") == 0
     assert err == ("apollo: error: dataset file not found: nowhere/aime24/test.parquet "
                    "(from run.data_root/dataset_name/file_name)")
+
+
+@pytest.mark.parametrize("value", ["[1]", "{a: 1}", "true"])
+def test_dataset_path_keys_must_be_text(tmp_path: Path, value: str) -> None:
+    """run.data_root given a list, mapping or boolean is refused with the key named."""
+    with pytest.raises(ConfigError, match=r"run\.data_root must be text"):
+        _settings(tmp_path, f"run:\n  data_root: {value}\n")
