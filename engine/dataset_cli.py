@@ -103,6 +103,9 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as exc:
         raise EngineError(str(exc)) from exc
     engine_running = bool(settings.nats.url or running_engine_url(settings))
+    if engine_running:
+        print("apollo run: the running engine's workers run these runs with this command's settings "
+              "(--config, flags, APOLLO_*), not the engine's own", file=sys.stderr)
     runtime = await open_runtime(settings, start_server=True)
     freeze_startup_heap()  # a dataset run lasts: its workers need not rescan start-up objects
     try:
