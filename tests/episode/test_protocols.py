@@ -327,3 +327,30 @@ def test_the_cli_reports_a_bad_protocol_in_one_line(tmp_path: Any, capsys: pytes
 def test_reference_evolve_is_a_registered_pooled_grader() -> None:
     """Grader B is available by name and runs in the grading pool."""
     assert get_grader("reference_evolve").pooled
+
+
+async def test_the_evolve_workflow_runs_its_policy_episodes_under_reference_evolve() -> None:
+    """Evolve rounds follow the protocol too: a tag-less reply ends with empty_action, is retried, and replays."""
+    from tests.evolve.support import RoleModel, standard_reply
+
+    answers = standard_reply()
+
+    def reply(role: str, prompt: str, number: int) -> str:
+        if role == "policy" and number == 0:
+            return TAGLESS_RIGHT
+        return answers(role, prompt, number)
+
+    model = RoleModel(reply)
+    log = new_memory_log()
+    settings = make_settings({"episode": {"protocol": "reference_evolve"}, "evolve": {"rounds": 2, "verifiers": 1}})
+    svc = services(settings, models=model, grader=InProcessGrader())
+    await log.append(submission("r-evo-proto", QUESTION, ground_truth=TRUTH, workflow="evolve"))
+    await run_until_done(log, svc, ["r-evo-proto"])
+    records = list(await log.read_run("r-evo-proto"))
+    events = [r.event for r in records]
+    graded = [e for e in events if isinstance(e, AnswerGraded) and e.role == "policy"]
+    assert [(g.done_reason, g.score, g.method) for g in graded] == [
+        ("empty_action", 1.0, "reference_evolve"), ("answer", 1.0, "reference_evolve")]
+    purposes = [e.purpose for e in events if isinstance(e, ModelCallRequested) and e.role == "policy"]
+    assert purposes == ["act", "answer_retry", "act"]
+    assert (await verify_run(records)).ok
