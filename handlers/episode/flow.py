@@ -263,7 +263,8 @@ def request_policy_step(
     model = policy_model(settings) if model is None else model
     purpose = call_purpose(state, step)
     question = state.problem.question if state.problem else ""
-    if single_turn(settings) and purpose == "act" and protocol_of(settings) != REFERENCE_EVOLVE:
+    plain = purpose == "act" and not previous_solutions and protocol_of(settings) != REFERENCE_EVOLVE
+    if single_turn(settings) and plain:
         messages = single_turn_prompt(question, settings, model.get("system_prompt"))
     else:
         messages = render_policy_prompt(

@@ -354,3 +354,15 @@ async def test_the_evolve_workflow_runs_its_policy_episodes_under_reference_evol
     purposes = [e.purpose for e in events if isinstance(e, ModelCallRequested) and e.role == "policy"]
     assert purposes == ["act", "answer_retry", "act"]
     assert (await verify_run(records)).ok
+
+
+async def test_single_turn_evolve_rounds_still_show_earlier_attempts() -> None:
+    """With max_steps 1 a later round's prompt offers no tool but keeps the earlier attempts."""
+    from tests.evolve.support import RoleModel, run_evolve, standard_reply
+
+    model = RoleModel(standard_reply())
+    await run_evolve(model, episode={"max_steps": 1}, evolve={"rounds": 2, "verifiers": 1})
+    policy_prompts = [call.prompt for call in model.calls if call.role == "policy"]
+    assert len(policy_prompts) == 2
+    assert "Earlier attempts" not in policy_prompts[0] and "Earlier attempts" in policy_prompts[1]
+    assert all("python_code" not in prompt for prompt in policy_prompts)
