@@ -75,3 +75,31 @@ async def test_policy_python_does_not_leak_into_verifiers_that_have_it_off() -> 
     assert [s["python_code_timeout"] for s in tool.seen] == [5]  # the policy's call only
     verifier = [r for r in of(events, ToolReturned) if r.role == "verifier"]
     assert verifier and all("not enabled" in r.result for r in verifier)
+
+
+class FailingPython(RecordingPython):
+    """A python tool whose every run fails (score 0)."""
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        self.seen.append(dict(settings))
+        text = json.dumps({"result": "NameError: x", "stderr": "", "status": "error", "returncode": 1})
+        return ToolResult(text=text, score=0.0)
+
+
+async def test_the_rag_hint_after_failed_code_follows_the_verifiers_own_rag_switch() -> None:
+    """Retrieval on for the verifiers only: their failed code gets the RAG hint; the policy's does not."""
+    from handlers.episode.observations import RAG_HINT
+    from handlers.evolve.plan import episode_id
+    from handlers.projections.episode import episode_state
+
+    events = await run_with(
+        FailingPython(),
+        episode={"enable_python_code": True, "enable_local_rag": False, "max_steps": 2},
+        evolve={"rounds": 1, "verifiers": 1,
+                "verifier_episode": {"enable_python_code": True, "enable_local_rag": True, "max_steps": 2}},
+    )
+    hint = RAG_HINT.split("\n")[0]
+    verifier = episode_state(events, episode_id(None, 0, "verifier", 0))
+    policy = episode_state(events, episode_id(None, 0, "policy"))
+    assert hint in (verifier.steps[0].observation or "")
+    assert hint not in (policy.steps[0].observation or "")
