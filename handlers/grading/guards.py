@@ -40,13 +40,20 @@ def check_text(text: str) -> str | None:
     """Why the normalised ``text`` must not reach the parser, or ``None``."""
     if len(text) > MAX_PARSED_CHARS:
         return f"{len(text)} characters after normalisation (limit {MAX_PARSED_CHARS})"
-    depth = deepest = 0
-    for char in text:
+    depth = deepest = braces = 0
+    for index, char in enumerate(text):
+        escaped = index > 0 and text[index - 1] == "\\"
         if char in "{([":
             depth += 1
             deepest = max(deepest, depth)
         elif char in "})]":
             depth -= 1
+        if not escaped:
+            braces += {"{": 1, "}": -1}.get(char, 0)
+            if braces < 0:
+                return "unbalanced braces (a '}' closes nothing)"
+    if braces:
+        return f"unbalanced braces ({braces} '{{' left open)"
     if deepest > MAX_DEPTH:
         return f"nested {deepest} levels deep (limit {MAX_DEPTH})"
     if _BIG_BINOMIAL.search(text):

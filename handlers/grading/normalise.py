@@ -40,6 +40,11 @@ _STYLE: Final = re.compile(r"\\(?:displaystyle|textstyle|left|right|big|Big|bigg
 _WHOLE_TEXT: Final = re.compile(r"\\(?:text|textbf|textnormal|mathrm|mbox|textit)\{([^{}]*)\}")
 
 _E_NOTATION: Final = re.compile(r"(?<![\w.\\])(\d+(?:\.\d*)?|\.\d+)[eE]([+-]?\d+)(?![\w.])")
+_LIST_WORD: Final = re.compile(r"(?:\s*,)?\s*(?:\\text\{\s*(?:and|or)\s*\}|\s(?:and|or)\s)\s*")
+_SCALES: Final = {"thousand": "3", "million": "6", "billion": "9", "trillion": "12"}
+_SCALE_WORD: Final = re.compile(r"\s*\b(thousand|million|billion|trillion)\b", re.IGNORECASE)
+_MIXED_NUMBER: Final = re.compile(r"^\s*(-?)(\d+)\s+(\d+)\s*/\s*(\d+)\s*$")
+_NUMBER_TIMES_BRACKET: Final = re.compile(r"(?<=[\d)])\s*(?=\(\s*-?[\d.]+\s*\))")
 _POWER_CHAIN: Final = re.compile(r"[\w.]+(?:\s*\^\s*[\w.]+){2,}")
 _PYTHON_FLOAT: Final = re.compile(r"(\d)\.(?![\d\w])")
 _LATEX_GROUPING: Final = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,|\\!|\\;|\\ |~)(?=\d{3}(?!\d))")
@@ -49,11 +54,13 @@ _DEGREES_AND_CURRENCY: Final = re.compile(
     r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\s*degrees?$|\\\$|^\$(?=\s*\d)|[€£¥]"
 )
 _TRAILING_UNIT: Final = re.compile(
-    r"^(?P<value>.*?\d[^A-Za-z]*?)\s*(?:\\[,;!: ]|~|\s)*"
-    r"(?:\\(?:text|textnormal|mbox|mathrm|textbf|operatorname)\s*\{\s*[A-Za-z][A-Za-z .]*\}|[A-Za-z]{2,}\.?)"
+    r"^(?P<value>.*?\d[^A-Za-z\\]*?)\s*(?:\\[,;!: ]|~|\s)*"
+    r"(?:\\(?:text|textnormal|mbox|mathrm|textbf|operatorname)\s*\{\s*[A-Za-z][A-Za-z .]*\}|(?<!\\)[A-Za-z]{2,}\.?)"
     r"(?:\s*\^\s*\{?\d\}?)?$"
 )
-_ASSIGNED: Final = re.compile(r"^\s*[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|\\in(?![A-Za-z]))\s*(?P<value>[^=<>]+)$")
+_ASSIGNED: Final = re.compile(r"^\s*(?P<name>[^=<>]+?)\s*(?:=|\\in(?![A-Za-z]))\s*(?P<value>[^=<>]+)$")
+_SUBSCRIPT: Final = re.compile(r"_(?:\{[^{}]*\}|\w)")
+_NAME: Final = re.compile(r"(?:\\frac\{[A-Za-z]+\}\{[A-Za-z]+\}|[A-Za-z|:(),\s]|\\[A-Za-z]+)+")
 _RELATION_WORDS: Final = (
     (re.compile(r"\\(?:leq?slant|leq|le)(?![A-Za-z])|<="), r" \le "),
     (re.compile(r"\\(?:geq?slant|geq|ge)(?![A-Za-z])|>="), r" \ge "),
@@ -73,6 +80,8 @@ class Normalised:
 
     text: str
     percent: bool = False
+    equation: str = ""
+    """The text before a name on the left of ``=`` was dropped (``y = 2x + 1``), else empty."""
 
 
 def normalise_answer(text: str) -> Normalised:
@@ -82,9 +91,12 @@ def normalise_answer(text: str) -> Normalised:
     percent = bool(_PERCENT.search(text))
     if percent:
         text = _PERCENT.sub("", text)
+    text = _unwrap(_units(text))
+    value = _assignment(text)
+    equation = _thousands(text).strip() if value != text else ""
     for rule in _VALUE_RULES:
-        text = rule(text)
-    return Normalised(text.strip(), percent)
+        value = rule(value)
+    return Normalised(value.strip(), percent, equation)
 
 
 def _unicode_math(text: str) -> str:
@@ -132,6 +144,16 @@ def _unbox(text: str) -> str:
     return text
 
 
+def _words(text: str) -> str:
+    """``!=`` as ``\\ne``, "million" as a power of ten, "and"/"or" between items as a comma,
+    ``2(12)`` as a product (the parser would add) and a mixed number (``7 3/4``) as a sum."""
+    text = text.replace("!=", r" \ne ")
+    text = _LIST_WORD.sub(", ", text)
+    text = _SCALE_WORD.sub(lambda m: r" \times 10^{" + _SCALES[m.group(1).lower()] + "}", text)
+    text = _NUMBER_TIMES_BRACKET.sub(lambda _: r"\cdot ", text)
+    return _MIXED_NUMBER.sub(r"\1(\2+\3/\4)", text)
+
+
 def _python_syntax(text: str) -> str:
     """``**`` powers, ``2./3`` floats and ``6.02e23`` exponents as LaTeX; a chain of powers
     groups to the right as in Python and in mathematics (``9**9**9`` is ``9^{9^{9}}``)."""
@@ -174,9 +196,12 @@ def _plain_text(text: str) -> str:
 
 
 def _assignment(text: str) -> str:
-    """``x = 4`` and ``x \\in [0, 3]`` are their right-hand side (a single variable only)."""
+    """``x = 4``, ``f(x) = 4``, ``(p, q) = (3, 2)`` and ``x \\in [0, 3]`` are their right-hand
+    side: the left is a name (letters, subscripts, brackets; no numbers or operators)."""
     match = _ASSIGNED.match(text)
-    return match.group("value").strip() if match else text
+    if match is None or not _NAME.fullmatch(_SUBSCRIPT.sub("", match.group("name"))):
+        return text
+    return match.group("value").strip()
 
 
 def _relations(text: str) -> str:
@@ -213,5 +238,5 @@ def _interval(lo: str, lo_op: str, hi: str, hi_op: str) -> str:
     return ("[" if lo_op in closed else "(") + f"{lo}, {hi}" + ("]" if hi_op in closed else ")")
 
 
-_RULES: Final = (_unicode_math, _unwrap, _plain_text, _python_syntax, _degrees_and_currency, _thousands)
-_VALUE_RULES: Final = (_units, _unwrap, _assignment, _relations, _thousands)
+_RULES: Final = (_unicode_math, _unwrap, _plain_text, _words, _python_syntax, _degrees_and_currency, _thousands)
+_VALUE_RULES: Final = (_relations, _thousands)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
@@ -35,6 +35,9 @@ _WORD: Final = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _SPACED_DIGITS: Final = re.compile(r"\d\s+\d")
 _BASE_SUBSCRIPT: Final = re.compile(r"\d_\{?\d")
 _UNICODE_TEXT: Final = re.compile(r"[^\x00-\x7f]")
+_ENVIRONMENT: Final = re.compile(r"\\(?:begin|end)\{\w+\*?\}")
+_APPROXIMATELY: Final = re.compile(r"\\(?:approx|sim|simeq)(?![A-Za-z])")
+_IMAGINARY_UNIT: Final = re.compile(r"(?<![A-Za-z\\])i(?![A-Za-z])")
 _SPACE_NOT_BETWEEN_DIGITS: Final = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 
 
@@ -47,9 +50,11 @@ class Reading:
     value: Any = None
     percent: bool = False
     refused: str | None = None
+    equation: str = ""
+    """The whole equation when a name on its left was dropped (``y = 2x + 1``)."""
 
     def describe(self) -> str:
-        shown = self.text if self.value is None else str(self.value)
+        shown = self.text if self.value is None else _printable(self.value)
         if len(shown) > _SHOWN_CHARS:
             shown = shown[:_SHOWN_CHARS] + "..."
         suffix = "%" if self.percent else ""
@@ -58,59 +63,95 @@ class Reading:
 
 def grade_math(answer: str, ground_truth: str, *, timeout_seconds: int = 5) -> Grade:
     """Score ``answer`` against ``ground_truth`` by the three stages of the module docstring."""
-    pred, gold = read_answer(answer), read_answer(ground_truth)
-    verdict, score = _compare(pred, gold, timeout_seconds)
+    complex_numbers = _mentions_complex(answer) or _mentions_complex(ground_truth)
+    pred = read_answer(answer, complex_numbers=complex_numbers)
+    gold = read_answer(ground_truth, complex_numbers=complex_numbers)
+    verdict, score = _compare(pred, gold, timeout_seconds, complex_numbers)
     detail = (
         f"answer read as {pred.describe()}; ground truth read as {gold.describe()}; {verdict}"
     )
     return Grade(score=score, method=METHOD, detail=detail)
 
 
-def read_answer(text: str) -> Reading:
+def read_answer(text: str, *, complex_numbers: bool = False) -> Reading:
     """Normalise and parse ``text``; a refusal or parse failure is recorded, never raised."""
     problem = check_raw(text) if text.strip() else "empty"
     if problem:
         return Reading(text="", kind="refused", refused=problem)
     normalised = normalise_answer(text)
-    problem = check_text(normalised.text) or (None if normalised.text else "empty")
+    reading = read_normalised(normalised.text, normalised.percent, complex_numbers)
+    return replace(reading, equation=normalised.equation)
+
+
+def read_normalised(text: str, percent: bool, complex_numbers: bool) -> Reading:
+    """Parse already normalised ``text`` whole, within the bounds of the guards."""
+    problem = check_text(text) or (None if text else "empty")
     if problem:
-        return Reading(text=normalised.text[:_SHOWN_CHARS], kind="refused", refused=problem)
-    if _reads_as_text(normalised.text):
-        return Reading(text=normalised.text, kind="text", percent=normalised.percent)
+        return Reading(text=text[:_SHOWN_CHARS], kind="refused", refused=problem)
+    if _reads_as_text(text):
+        return Reading(text=text, kind="text", percent=percent)
     try:
-        value = _parse(normalised.text)
+        text = _settle_chain(text, complex_numbers)
+        value = _parse(text, complex_numbers)
         check_tree(value)
     except TooCostly as exc:
-        return Reading(text=normalised.text, kind="refused", refused=str(exc))
+        return Reading(text=text, kind="refused", refused=str(exc))
     except Exception:  # the parser raises many types on text it cannot read whole  # noqa: BLE001
-        return Reading(text=normalised.text, kind="text", percent=normalised.percent)
+        return Reading(text=text, kind="text", percent=percent)
     if _not_a_value(value):
-        return Reading(text=normalised.text, kind="text", percent=normalised.percent)
-    return Reading(normalised.text, _kind(value), value, normalised.percent)
+        return Reading(text=text, kind="text", percent=percent)
+    return Reading(text, _kind(value), value, percent)
 
 
 def _reads_as_text(text: str) -> bool:
-    """Words, spaced digits (``3 4``) and base subscripts (``204_5``) are not read as math."""
+    """Words, spaced digits (``3 4``), base subscripts (``204_5``) and approximations are
+    not read as math."""
+    words = _ENVIRONMENT.sub("", text)
     return bool(
-        _WORD.search(text)
+        _WORD.search(words)
         or _SPACED_DIGITS.search(text)
         or _BASE_SUBSCRIPT.search(text)
         or _UNICODE_TEXT.search(text)
+        or _APPROXIMATELY.search(text)
     )
 
 
-def _parse(text: str) -> Any:
+def _settle_chain(text: str, complex_numbers: bool) -> str:
+    """``z = 1 + 1 = 2`` is its last part when every part after the name is equal;
+    a chain that does not hold (``x = 5+5+1 = 7 = 11``) is refused."""
+    parts = text.split("=")
+    if len(parts) < 3 or any(mark in text for mark in ",;<>"):
+        return text
+    values = [_parse(part, complex_numbers) for part in parts[1:]]
+    for value in values:
+        check_tree(value)
+    if not all(_verify([values[-1]], [value], 5) for value in values[:-1]):
+        msg = "an equality chain that does not hold"
+        raise TooCostly(msg)
+    return parts[-1]
+
+
+def _parse(text: str, complex_numbers: bool) -> Any:
     from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, latex2sympy
-    from math_verify.grader import should_treat_as_complex
 
     config = NormalizationConfig(
         basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all",
         equations=False,
     )
-    return latex2sympy(
-        text, is_real=not should_treat_as_complex(text), convert_degrees=False,
-        normalization_config=config,
+    value = latex2sympy(
+        text, is_real=not complex_numbers, convert_degrees=False, normalization_config=config,
     )
+    if complex_numbers and hasattr(value, "xreplace"):
+        import sympy
+
+        value = value.xreplace({s: sympy.I for s in getattr(value, "free_symbols", ()) if s.name == "i"})
+    return value
+
+
+def _mentions_complex(text: str) -> bool:
+    from math_verify.grader import should_treat_as_complex
+
+    return should_treat_as_complex(text) or bool(_IMAGINARY_UNIT.search(text))
 
 
 def _not_a_value(value: Any) -> bool:
@@ -121,6 +162,13 @@ def _not_a_value(value: Any) -> bool:
     if atoms is None:
         return True
     return bool(atoms(sympy.zoo, sympy.nan) if not hasattr(value, "shape") else False)
+
+
+def _printable(value: Any) -> str:
+    try:
+        return str(value)
+    except ValueError:  # an integer past Python's 4300-digit printing limit
+        return "(a number too long to print)"
 
 
 def _kind(value: Any) -> str:
@@ -140,17 +188,23 @@ def _kind(value: Any) -> str:
     return "expression"
 
 
-def _compare(pred: Reading, gold: Reading, timeout_seconds: int) -> tuple[str, float]:
+def _compare(pred: Reading, gold: Reading, timeout_seconds: int, complex_numbers: bool) -> tuple[str, float]:
     if gold.refused:
         return f"not graded: the ground truth is {gold.refused}", 0.0
     if pred.refused:
         return f"not equal: the answer is {pred.refused}", 0.0
     if _squash(pred.text) == _squash(gold.text) and pred.percent == gold.percent:
         return "equal: same text", 1.0
+    if pred.equation and gold.kind == "equation":
+        pred = read_normalised(pred.equation, pred.percent, complex_numbers)
+    elif gold.equation and pred.kind == "equation":
+        gold = read_normalised(gold.equation, gold.percent, complex_numbers)
     if pred.value is None or gold.value is None:
         if pred.kind == gold.kind == "text" and _squash(pred.text).casefold() == _squash(gold.text).casefold():
             return "equal: same text", 1.0
         return "not equal: compared as text", 0.0
+    if _set_against_sequence(pred.text, gold.text):
+        return "not equal: a set against an ordered pair or interval", 0.0
     if _equal(pred, gold, timeout_seconds):
         how = "numeric" if pred.kind == gold.kind == "number" else "symbolic"
         return f"equal: {how}", 1.0
@@ -159,7 +213,6 @@ def _compare(pred: Reading, gold: Reading, timeout_seconds: int) -> tuple[str, f
 
 def _equal(pred: Reading, gold: Reading, timeout_seconds: int) -> bool:
     """math-verify's comparison, trying a percentage as the number and as its hundredth."""
-    import math_verify
     import sympy
 
     golds, preds = [gold.value], [pred.value]
@@ -167,6 +220,12 @@ def _equal(pred: Reading, gold: Reading, timeout_seconds: int) -> bool:
         golds.append(sympy.Mul(gold.value, sympy.Rational(1, 100)))
     if pred.percent and not gold.percent:
         preds.append(sympy.Mul(pred.value, sympy.Rational(1, 100)))
+    return _verify(golds, preds, timeout_seconds)
+
+
+def _verify(golds: list[Any], preds: list[Any], timeout_seconds: int) -> bool:
+    import math_verify
+
     timeout = timeout_seconds if threading.current_thread() is threading.main_thread() else None
     return bool(
         math_verify.verify(
@@ -174,6 +233,14 @@ def _equal(pred: Reading, gold: Reading, timeout_seconds: int) -> bool:
             timeout_seconds=timeout,
         )
     )
+
+
+def _set_against_sequence(pred: str, gold: str) -> bool:
+    """``\\{1, 2\\}`` is a set and ``(1, 2)`` a pair or interval: never the same thing."""
+    starts = (pred.lstrip()[:2], gold.lstrip()[:2])
+    sets = [start == "\\{" for start in starts]
+    sequences = [start[:1] in "([" and start != "" for start in starts]
+    return (sets[0] and sequences[1]) or (sets[1] and sequences[0])
 
 
 def _squash(text: str) -> str:

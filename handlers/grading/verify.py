@@ -50,4 +50,9 @@ def _plain(text: str) -> str:
 
 
 def _show(parsed: list[Any]) -> str:
-    return str(parsed[0])[:_DETAIL_CHARS] if parsed else "?"
+    if not parsed:
+        return "?"
+    try:
+        return str(parsed[0])[:_DETAIL_CHARS]
+    except ValueError:  # an integer past Python's 4300-digit printing limit
+        return "(a number too long to print)"
