@@ -117,3 +117,18 @@ def test_config_garbage_names_the_key(tmp_path: Path, text: str, key: str) -> No
         ConfigError, match=key.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.?")
     ):
         load(tmp_path, text)
+
+
+def test_verifier_tools_example_builds_on_the_single_model_one() -> None:
+    """The base_config example keeps the base's settings and gives only the verifiers python."""
+    settings = load_settings(ROOT / "examples/configs/evolve_verifier_tools.yaml", environ={})
+    assert (settings.evolve.rounds, settings.evolve.verifiers, settings.models["verifier"].temperature) == (3, 5, 0.4)
+    assert settings.episode.enable_python_code is False
+    verifier = settings.evolve.verifier_episode
+    assert (verifier.enable_python_code, verifier.python_code_timeout) == (True, 20)
+    assert (settings.evolve.verifier_max_workers, settings.evolve.problem_max_workers) == (5, 4)
+
+
+def test_multi_model_example_reports_the_reference_choice() -> None:
+    """The K-branch example picks its final answer as the reference does."""
+    assert load_settings(ROOT / "examples/configs/evolve_multi.yaml", environ={}).evolve.final_answer == "reference"
