@@ -6,6 +6,10 @@ ToolReturned / ToolFailed -> ModelCallRequested(next step)
 (local_rag may add a recorded query rewrite and result summary: see handlers/episode/retrieval.py)
 ModelCallFailed -> AnswerGraded(no answer, done reason model_failed / context_length)
 AnswerGraded -> EpisodeEnded, TrajectorySealed, RunCompleted
+
+That is apollo's protocol; under ``episode.protocol`` ``reference_test`` or
+``reference_evolve`` the move after a reply comes from handlers/episode/protocol.py
+(any reply may end the episode; the grading effector grades the whole stepped text).
 """
 
 from __future__ import annotations
