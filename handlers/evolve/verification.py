@@ -4,6 +4,7 @@ ModelResponded(summarizer) / ModelCallFailed(summarizer) -> N ModelCallRequested
 ModelResponded(verifier) -> ActionParsed, then a tool call, the next step, a format retry,
     or VerifierReported
 ModelCallFailed(verifier) -> VerifierReported(judgment 0, reason model_failed)
+VerifierReported -> ModelCallRequested(step 1 of the next waiting verifier, under a cap)
 
 The N requests are emitted together; the dispatcher handles them concurrently, so
 "in parallel" needs nothing more. With ``verifier_max_workers`` set, only that many
