@@ -316,7 +316,8 @@ def _report(
         if evolved:
             from handlers.evolve.metrics import render
 
-            print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}")
+            print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}"
+                  f"\nbranches: {out.with_name(out.stem + '-branches.jsonl')}")
         print(f"\nresults: {out}  ({len(rows)} runs, settings digest {digest})")
     if incomplete:
         reasons = Counter(r.done_reason if r else "not submitted" for r in incomplete)
@@ -328,12 +329,16 @@ def _report(
 
 
 def _evolve_report(histories: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Per-round correctness, verifier confusion matrices, success per data source (JSONL too)."""
+    """Per-round correctness, verifier confusion matrices, success per data source and per-branch
+    results (rounds and branches JSONL too)."""
     from handlers.evolve.metrics import evolve_metrics, round_rows
 
     rows = [row for run_id, events in histories.items() for row in round_rows(run_id, events)]
     out.with_name(out.stem + "-rounds.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return evolve_metrics(histories)
+    metrics = evolve_metrics(histories)
+    branches = out.with_name(out.stem + "-branches.jsonl")  # each branch's result per run, the chosen one marked
+    branches.write_text("".join(json.dumps(row) + "\n" for row in metrics["branches"]))
+    return metrics
 
 
 async def _run_ids_with(runtime: Runtime, tag: str) -> set[str]:
