@@ -150,7 +150,7 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     pool_grader.start_in_background()  # a cold pool costs the first grade about a second
     grader = RegistryGrader(pool_grader)
     runners = build_tools(settings)
-    if settings.run_settings().get("episode", {}).get("enable_python_code", True):
+    if settings.episode.enable_python_code or settings.evolve.verifier_episode.enable_python_code:
         warm = getattr(runners.get("python_code"), "start_in_background", None)
         if warm is not None:
             warm()  # the sandbox's fork server takes seconds to start: not on the first call's path
