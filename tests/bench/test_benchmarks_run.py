@@ -30,6 +30,7 @@ SMALL_RUNS = {
     "collector.py": ["--groups", "2"],
     "scale.py": ["--workers", "1", "2", "--episodes", "8"],
     "sandbox.py": ["--quick"],
+    "grading.py": ["--quick"],
 }
 """Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
 
@@ -74,3 +75,17 @@ def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: st
     )
     assert done.returncode == 2
     assert option in done.stderr and complaint in done.stderr and "Traceback" not in done.stderr
+
+
+def test_grading_benchmark_prints_its_figures() -> None:
+    """bench/grading.py --quick prints agreement, errors, speed and p99 for both graders."""
+    done = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, "bench/grading.py", "--quick"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    for mode in ("math_verify", "math"):
+        row = next(line for line in done.stdout.splitlines() if line.startswith(f"{mode} "))
+        for figure in ("agreement", "false positives", "false negatives", "pairs/s per core", "p99"):
+            assert figure in row, row
+    assert re.search(r"speed math / math_verify: \d+\.\d+x", done.stdout), done.stdout
