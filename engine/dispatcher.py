@@ -268,6 +268,7 @@ class Dispatcher:
                 except RunMovedOn:
                     expected = None
                 else:
+                    self.histories.wrote(output.run_id, appended.seq)
                     if not appended.duplicate:
                         record = Recorded(appended.seq, subject_for(output), output)
                         if self.histories.extend(run_id, record, after_seq=expected):
@@ -276,7 +277,9 @@ class Dispatcher:
                     else:
                         expected = None
                     continue
-            await self.log.append(output)
+            appended = await self.log.append(output)
+            # Later reads of the run must reach this output (read-your-writes).
+            self.histories.wrote(output.run_id, appended.seq)
         return extended
 
     async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:

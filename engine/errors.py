@@ -8,6 +8,7 @@ EngineError
  +-- PublishError         an append was not acknowledged
  |    +-- RunMovedOn        another writer appended to the run first (optimistic check)
  +-- RunNotFound          no events recorded for a run id
+ +-- StaleHistory         a history read did not reach an event known to be stored
 """
 
 from __future__ import annotations
@@ -43,3 +44,7 @@ class RunMovedOn(PublishError):
 
 class RunNotFound(EngineError):
     """No events are recorded for the requested run."""
+
+
+class StaleHistory(EngineError):
+    """A run's history read back shorter than an event known to be stored (retried later)."""

@@ -1,12 +1,27 @@
-"""A per-worker cache of each run's events, so deciders read history cheaply."""
+"""A per-worker cache of each run's events, so deciders read history cheaply.
+
+Reads a handler depends on are read-your-writes: the stream allows direct gets, so a
+replica that is behind may answer, and its (correct but short) prefix must never be
+decided on. A read has to reach the delivered event and the run's last event this
+worker appended; a short one is read again, then from the stream leader.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
+import structlog
+
+from engine.errors import StaleHistory
 from engine.eventlog.port import EventLog
 from events.base import Event
 from events.record import Recorded
+
+log = structlog.get_logger("apollo.histories")
+
+CATCH_UP_DELAYS = (0.005, 0.02, 0.05)
+"""Seconds before each direct re-read of a short history (a replica applies within ms)."""
 
 
 class RunHistories:
@@ -20,6 +35,10 @@ class RunHistories:
         self._log = log
         self._runs: OrderedDict[str, list[Recorded]] = OrderedDict()
         self._max_runs = max_runs
+        self._written: OrderedDict[str, int] = OrderedDict()
+        """Per run, the last sequence this worker appended (the reads must reach it too)."""
+        self.short_reads = 0
+        """Reads that came back shorter than required (each was read again)."""
 
     async def upto(self, run_id: str, seq: int) -> list[Recorded]:
         """The run's events with stream sequence <= ``seq``."""
@@ -31,29 +50,71 @@ class RunHistories:
     async def latest(self, run_id: str, seq: int) -> list[Recorded]:
         """The run's events up to at least ``seq``, plus any later ones the read brings.
 
-        Later events let the dispatcher see outputs already recorded for an input.
-        """
-        return list(await self._refresh(run_id, seq, upto=None))
+        ``seq`` must be an event of this run (the one being handled). The result also
+        reaches the run's last event this worker appended, so later events let the
+        dispatcher see outputs already recorded for an input.
 
-    async def _refresh(self, run_id: str, seq: int, *, upto: int | None) -> list[Recorded]:
+        Raises:
+            StaleHistory: neither the replicas nor the stream leader had the events yet.
+        """
+        return list(await self._refresh(run_id, max(seq, self._written.get(run_id, 0)), upto=None, exact=True))
+
+    async def _refresh(self, run_id: str, seq: int, *, upto: int | None, exact: bool = False) -> list[Recorded]:
         records = self._runs.get(run_id)
         if records is None:
             records = []
             self._runs[run_id] = records
         self._runs.move_to_end(run_id)
-        last = records[-1].seq if records else 0
-        if last < seq:
-            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=upto)
-            # Another task may have extended the cache meanwhile: recompute after the await.
-            current = records[-1].seq if records else 0
-            records.extend(record for record in fresh if record.seq > current)
+        await self._read_into(records, run_id, seq, upto)
+        if exact and (not records or records[-1].seq < seq):
+            await self._catch_up(records, run_id, seq)
         self._trim()
         return records
 
+    async def _read_into(self, records: list[Recorded], run_id: str, seq: int, upto: int | None) -> None:
+        last = records[-1].seq if records else 0
+        if last < seq:
+            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=upto)
+            _extend(records, fresh)
+
+    async def _catch_up(self, records: list[Recorded], run_id: str, seq: int) -> None:
+        """Read again until the history reaches ``seq``: replicas first, then the leader.
+
+        What a short read brought is kept: a replica's state is a prefix of the stream,
+        so the cache stays an exact prefix of the run, only not yet a long enough one.
+        """
+        self.short_reads += 1
+        for delay in CATCH_UP_DELAYS:
+            await asyncio.sleep(delay)
+            await self._read_into(records, run_id, seq, None)
+            if records and records[-1].seq >= seq:
+                log.debug("history_caught_up", run_id=run_id, seq=seq)
+                return
+        last = records[-1].seq if records else 0
+        _extend(records, await self._log.read_run_from_leader(run_id, after_seq=last))
+        if records and records[-1].seq >= seq:
+            log.info("history_read_from_leader", run_id=run_id, seq=seq)
+            return
+        reached = records[-1].seq if records else 0
+        msg = f"history of run {run_id} reaches sequence {reached}, not {seq}, even on the stream leader"
+        raise StaleHistory(msg)
+
     def _trim(self) -> None:
-        """Evict the least recently used runs beyond ``max_runs``."""
+        """Evict the least recently used runs beyond ``max_runs``.
+
+        A run whose written mark is evicted is still read up to each delivered event.
+        """
         while len(self._runs) > self._max_runs:
             self._runs.popitem(last=False)
+        while len(self._written) > self._max_runs:
+            self._written.popitem(last=False)
+
+    def wrote(self, run_id: str, seq: int) -> None:
+        """Note that this worker appended an event of the run at ``seq``."""
+        if seq > self._written.get(run_id, 0):
+            self._written[run_id] = seq
+            self._written.move_to_end(run_id)
+            self._trim()
 
     def cached(self, run_id: str) -> list[Recorded]:
         """The cached prefix of the run as it stands (no read)."""
@@ -74,6 +135,7 @@ class RunHistories:
     def forget(self, run_id: str) -> None:
         """Drop a run that has ended; an event of it arriving later is simply read again."""
         self._runs.pop(run_id, None)
+        self._written.pop(run_id, None)
 
     def extend(self, run_id: str, record: Recorded, *, after_seq: int) -> bool:
         """Add an event this worker appended when the run's last event was ``after_seq``.
@@ -87,6 +149,12 @@ class RunHistories:
             return False
         records.append(record)
         return True
+
+
+def _extend(records: list[Recorded], fresh: list[Recorded]) -> None:
+    """Append what is new; another task may have extended the cache during the read."""
+    current = records[-1].seq if records else 0
+    records.extend(record for record in fresh if record.seq > current)
 
 
 def events_of(records: list[Recorded]) -> list[Event]:

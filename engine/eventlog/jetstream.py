@@ -207,6 +207,27 @@ class JetStreamEventLog:
             if isinstance(record.event, Event)
         ]
 
+    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
+        """The run's events after ``after_seq``, each fetched from the stream leader.
+
+        Direct gets may be answered by a replica that is behind; the stream API's message
+        get is answered by the leader only. One request per event, so it is kept for the
+        rare read a replica left short.
+        """
+        records: list[Recorded] = []
+        start = after_seq + 1
+        while True:
+            try:
+                msg = await self.js.get_msg(self.stream, seq=start, subject=run_filter(run_id), next=True)
+            except nats.js.errors.NotFoundError:
+                return records
+            seq = int(msg.seq or start)
+            data = await self._materialize(msg.data or b"", msg.headers)
+            event, _ = _decode_or_error(data)
+            if isinstance(event, Event):
+                records.append(Recorded(seq, msg.subject or "", event))
+            start = seq + 1
+
     async def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0
     ) -> AsyncIterator[Recorded]:

@@ -84,6 +84,11 @@ class EventLog(Protocol):
         """A run's events in stream order, optionally a window of sequences."""
         ...
 
+    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
+        """Like :meth:`read_run`, but answered by the stream's leader, never a replica
+        that may be behind: slower, for when a read must include what is known stored."""
+        ...
+
     def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0
     ) -> AsyncIterator[Recorded]:
