@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from events.base import SCHEMA_VERSION, Event
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
 from events.upcast import upcast
+
+MAX_DEPTH: Final = 64
+"""Deepest nesting of arrays and objects accepted. Real events nest a handful of levels;
+a deeper body is refused before any parser recurses into it (and before readers print it)."""
+MAX_BYTES: Final = 64 * 1024 * 1024
+"""Largest body decoded at all; the worker's own limit (``max_event_bytes``) is lower."""
 
 
 class DecodeError(ValueError):
@@ -57,16 +63,29 @@ def _typed_decoder() -> msgspec.json.Decoder[Any]:
     return _typed[1]
 
 
-def decode(data: bytes | str) -> Event | UnknownEvent:
+def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownEvent:
     """Decode JSON bytes into a typed event.
 
-    The fast path decodes straight into the union; anything unusual (unknown tag, an
-    older schema version to upcast, invalid data) takes the tolerant path that explains.
+    Size and nesting depth are checked first. The fast path decodes straight into the
+    union; anything unusual (unknown tag, an older schema version to upcast, invalid data)
+    takes the tolerant path that explains.
 
     Raises:
-        DecodeError: the bytes are not JSON, not an object, have no ``type``, or do not
-            match the schema of their (known) type.
+        DecodeError: the bytes are too big, nested too deep, not JSON, not an object, have
+            no ``type``, or do not match the schema of their (known) type. Any other failure
+            while decoding (a recursion or memory error, a bad encoding) is reported as a
+            DecodeError too: one bad message is never the failure of whatever reads it.
     """
+    try:
+        data = _bounded(data, max_bytes)
+        return _decode(data)
+    except DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes provoke, they are just undecodable
+        raise DecodeError(_failure(exc)) from exc
+
+
+def _decode(data: bytes) -> Event | UnknownEvent:
     try:
         event = _typed_decoder().decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -83,7 +102,24 @@ def decode(data: bytes | str) -> Event | UnknownEvent:
 
 
 def from_builtins(raw: dict[str, Any]) -> Event | UnknownEvent:
-    """Convert a decoded JSON object into a typed event (after upcasting)."""
+    """Convert a decoded JSON object into a typed event (after upcasting).
+
+    Raises:
+        DecodeError: ``raw`` is not an event of a known type; as with :func:`decode`, any
+            failure while converting it is reported this way.
+    """
+    try:
+        return _from_builtins(raw)
+    except DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - see decode
+        raise DecodeError(_failure(exc)) from exc
+
+
+def _from_builtins(raw: dict[str, Any]) -> Event | UnknownEvent:
+    if not isinstance(raw, dict):
+        msg = f"not a JSON object: {type(raw).__name__}"
+        raise DecodeError(msg)
     tag = raw.get("type")
     if not isinstance(tag, str):
         msg = "event has no string 'type' field"
@@ -97,3 +133,67 @@ def from_builtins(raw: dict[str, Any]) -> Event | UnknownEvent:
     except msgspec.ValidationError as exc:
         msg = f"invalid {tag!r} event: {exc}"
         raise DecodeError(msg) from exc
+
+
+def _bounded(data: bytes | str, max_bytes: int) -> bytes:
+    """``data`` as bytes, once it is known to be small and shallow enough to parse."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")  # lone surrogates raise here: undecodable
+    elif not isinstance(data, bytes):
+        data = bytes(data)
+    if len(data) > max_bytes:
+        msg = f"event of {len(data)} bytes exceeds the limit of {max_bytes}"
+        raise DecodeError(msg)
+    if _nested_deeper_than(data, MAX_DEPTH):
+        msg = f"nested deeper than {MAX_DEPTH} levels"
+        raise DecodeError(msg)
+    return data
+
+
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"\\')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _brackets_outside_strings(data: bytes) -> bytes:
+    """The brackets of ``data`` that are not inside JSON strings, in order.
+
+    Only brackets, quotes and backslashes matter; the rest goes in one C-speed pass. A
+    quote is escaped only right after a backslash: when the original has such a pair,
+    escapes are dropped first (they are two bytes read left to right, as ``bytes.replace``
+    scans, so dropping ``\\\\`` and then ``\\"`` leaves only the quotes that open and
+    close strings). Then every other piece between quotes is outside a string. Up to the
+    first byte that is not JSON (where any parser stops) this is what a parser nests.
+    """
+    structure = data.translate(None, _NOT_STRUCTURE)
+    if b'\\"' in structure and b'\\"' in data:  # the first test is cheap and usually settles it
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+        structure = data.translate(None, _NOT_STRUCTURE)
+    return b"".join(structure.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
+
+
+def _nested_deeper_than(data: bytes, limit: int) -> bool:
+    """Whether arrays/objects in ``data`` nest more than ``limit`` levels, without parsing.
+
+    Fewer openers than the limit settle it at once (most events). Otherwise only the
+    brackets outside strings are kept (one kind: a mismatch is the parser's to report) and
+    the innermost pairs are removed once per level: whatever is left after ``limit`` rounds
+    nests deeper. Every step is a C-speed bytes operation.
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = _brackets_outside_strings(data).replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(limit):
+        if not brackets:
+            return False
+        inner_removed = brackets.replace(b"[]", b"")
+        if len(inner_removed) == len(brackets):
+            # Unbalanced: what is left never closes; as many openers could nest that deep.
+            return brackets.count(b"[") > limit
+        brackets = inner_removed
+    return bool(brackets)
+
+
+def _failure(exc: BaseException) -> str:
+    """One line naming what went wrong while decoding."""
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"undecodable ({type(exc).__name__}{': ' + detail if detail else ''})"
