@@ -52,8 +52,10 @@ def test_every_row_of_the_issue_table_is_graded_right(answer: str, truth: str, s
 
 def test_detail_says_what_each_side_was_read_as() -> None:
     """A user sees both readings and how they compared."""
-    detail = grade_math("2 500", "2500").detail
-    assert detail.startswith("answer read as 2500 (number); ground truth read as 2500 (number); equal")
+    detail = grade_math("\\frac{5000}{2}", "2 500").detail
+    assert detail == "answer read as 2500 (number); ground truth read as 2500 (number); equal: numeric"
+    detail = grade_math("2 500", "2,500").detail
+    assert detail == "answer read as 2500 (as written); ground truth read as the same text; equal: same text"
 
 
 def test_detail_names_a_partial_reading_as_unequal() -> None:
