@@ -169,8 +169,9 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     max_event_bytes: int = 8 * 1024 * 1024
     fsync_always: bool = False
     """Embedded server only: fsync every write before acknowledging (survives power loss)."""
-    ack_wait: float = 60.0
-    """Seconds before an unacknowledged delivery is redelivered (workers heartbeat meanwhile)."""
+    ack_wait: float = 6.0
+    """Seconds before an unacknowledged delivery is redelivered: how long a dead worker's
+    events wait. Live workers signal in-progress every third of it (docs/workers.md)."""
 
 
 class WorkerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -21,13 +21,13 @@ from typing import Protocol
 import structlog
 
 from engine.errors import EngineError, RunMovedOn
-from engine.eventlog.port import Delivery, EventLog
+from engine.eventlog.port import Delivery, EventLog, WorkQueue
 from engine.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
 from events.record import Recorded
 from events.run import RUN_ENDINGS, EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
-from events.subjects import parse_subject, subject_for
+from events.subjects import parse_subject, subject_for, subject_mismatch
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import Route, routes_for
 
@@ -55,8 +55,10 @@ class DispatcherSettings:
     """After this many failed deliveries the event is terminated and a failure recorded."""
     backoff_base: float = 0.5
     backoff_max: float = 30.0
-    heartbeat: float = 15.0
-    """Seconds between in-progress signals while a handler runs (keeps ack_wait away)."""
+    heartbeat: float = 2.0
+    """Seconds between in-progress signals for every delivery being handled: a third of the
+    consumer's ack wait keeps a live worker's events its own, while a dead worker's come
+    back to the queue one ack wait after its last signal."""
     pull_timeout: float = 1.0
 
 
@@ -83,6 +85,8 @@ class Dispatcher:
         """(route, event) pairs this worker decides before the event's delivery: done when settled."""
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[int, tuple[Delivery, float]] = {}
+        """id(delivery) -> (delivery, when it was pulled): what the heartbeat keeps alive."""
 
     def stop(self) -> None:
         self._stopping.set()
@@ -91,6 +95,13 @@ class Dispatcher:
         """Pull and handle until :meth:`stop`; in-flight handlers finish first."""
         queue = await self.log.work_queue(self.settings.consumer)
         slots = asyncio.Semaphore(self.settings.concurrency)
+        heartbeat = asyncio.create_task(self._heartbeat())
+        try:
+            await self._pull_until_stopped(queue, slots)
+        finally:
+            heartbeat.cancel()
+
+    async def _pull_until_stopped(self, queue: WorkQueue, slots: asyncio.Semaphore) -> None:
         while not self._stopping.is_set():
             free = self.settings.concurrency - len(self._tasks)
             if free <= 0:
@@ -110,13 +121,34 @@ class Dispatcher:
             await asyncio.wait(self._tasks)
 
     async def _guarded(self, delivery: Delivery, slots: asyncio.Semaphore) -> None:
-        async with slots:
-            try:
-                await self.handle(delivery)
-            except Exception as exc:  # noqa: BLE001 - a worker never dies on one message
-                log.error("delivery_crashed", seq=delivery.seq, error=repr(exc))
-                with contextlib.suppress(Exception):
-                    await delivery.nak(self._backoff(delivery.deliveries))
+        self._in_flight[id(delivery)] = (delivery, time.monotonic())
+        try:
+            async with slots:
+                try:
+                    await self.handle(delivery)
+                except Exception as exc:  # noqa: BLE001 - a worker never dies on one message
+                    log.error("delivery_crashed", seq=delivery.seq, error=repr(exc))
+                    with contextlib.suppress(Exception):
+                        await delivery.nak(self._backoff(delivery.deliveries))
+        finally:
+            del self._in_flight[id(delivery)]
+
+    async def _heartbeat(self) -> None:
+        """Signal in-progress for every delivery held for a heartbeat or longer.
+
+        One loop for all of them instead of a timer per delivery: a delivery's first
+        signal comes within two heartbeats of its pull, so a heartbeat of a third of the
+        ack wait keeps every event this worker holds (history reads and deciders
+        included) from being redelivered while it lives.
+        """
+        period = self.settings.heartbeat
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            held = [delivery for delivery, since in self._in_flight.values() if now - since >= period]
+            for delivery in held:
+                with contextlib.suppress(Exception):  # a lost signal only risks a redelivery
+                    await delivery.in_progress()
 
     async def handle(self, delivery: Delivery) -> None:
         """Handle one delivery completely: outputs published, then ack (or nak/term)."""
@@ -129,6 +161,10 @@ class Dispatcher:
         if isinstance(event, UnknownEvent):
             log.warning("unknown_event_skipped", tag=event.tag)
             await delivery.ack()
+            return
+        mismatch = subject_mismatch(delivery.subject, event)
+        if mismatch is not None:  # handling it would act on another run than the one recording it
+            await self._reject(delivery, mismatch)
             return
         tag = tag_of(type(event))
         structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, tag=tag)
@@ -195,9 +231,7 @@ class Dispatcher:
         )
         structlog.contextvars.bind_contextvars(handler=route.name)
         started = time.perf_counter()
-        work = route.handler(event, ctx)
-        # Deciders are quick pure functions; only effects can outlast the ack wait.
-        outputs = await (self._with_heartbeat(work, delivery) if route.kind == "effect" else work)
+        outputs = await route.handler(event, ctx)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
         appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
@@ -282,26 +316,11 @@ class Dispatcher:
             self.histories.wrote(output.run_id, appended.seq)
         return extended
 
-    async def _with_heartbeat(self, work: Awaitable[Sequence[Event]], delivery: Delivery) -> Sequence[Event]:
-        """Await the handler; signal in-progress every ``heartbeat`` seconds while it runs."""
-        loop = asyncio.get_running_loop()
-        beats: set[asyncio.Task[None]] = set()
-
-        def beat() -> None:
-            task = loop.create_task(_quietly(delivery.in_progress()))
-            beats.add(task)
-            task.add_done_callback(beats.discard)
-            timer[0] = loop.call_later(self.settings.heartbeat, beat)
-
-        timer = [loop.call_later(self.settings.heartbeat, beat)]
-        try:
-            return await work
-        finally:
-            timer[0].cancel()
-
-    async def _reject(self, delivery: Delivery) -> None:
-        """Undecodable bytes: record why (on the run's subject when we can tell) and ack."""
-        log.error("event_rejected", reason=delivery.error, seq=delivery.seq)
+    async def _reject(self, delivery: Delivery, reason: str | None = None) -> None:
+        """Undecodable bytes, or a body disagreeing with its subject: record why (on the
+        subject's run when there is one) and ack."""
+        reason = reason or delivery.error or "undecodable"
+        log.error("event_rejected", reason=reason, seq=delivery.seq)
         parsed = parse_subject(delivery.subject)
         run_id = parsed[0] if parsed else None
         if run_id and is_valid_run_id(run_id) and parsed[1] != "event.rejected":
@@ -311,7 +330,7 @@ class Dispatcher:
                 run_id=run_id,
                 occurred_at=_now(),
                 subject=delivery.subject,
-                reason=delivery.error or "undecodable",
+                reason=reason,
                 stream_seq=delivery.seq,
                 excerpt=excerpt,
             )
@@ -414,12 +433,11 @@ def _infrastructure(exc: BaseException) -> bool:
     """Errors of the bus or the network rather than of the handler's logic."""
     import nats.errors
 
+    from engine.eventlog.jetstream import MISSING_PAYLOAD
+
+    if isinstance(exc, MISSING_PAYLOAD):
+        return False  # an offloaded body that is gone stays gone: retrying cannot help
     return isinstance(exc, (EngineError, nats.errors.Error, TimeoutError, ConnectionError, OSError))
-
-
-async def _quietly(work: Awaitable[None]) -> None:
-    with contextlib.suppress(Exception):
-        await work
 
 
 def _now() -> datetime:

@@ -13,6 +13,7 @@ from typing import Any
 import nats
 import nats.errors
 import nats.js.errors
+import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
@@ -21,12 +22,15 @@ from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupErr
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
+from engine.eventlog.stored import record_of, report_unreadable
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
 from events.base import Event
-from events.codec import DecodeError, UnknownEvent, decode, encode
-from events.record import Recorded
+from events.codec import MAX_BYTES, DecodeError, UnknownEvent, decode, encode
+from events.record import Recorded, Unreadable
 from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for
+
+_log = structlog.get_logger("apollo.eventlog")
 
 PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 """Set on a stub message whose real body lives in the Object Store under this hash."""
@@ -35,6 +39,10 @@ _DIRECT_BATCH = 512
 HANDLED_BUCKET = "apollo-handled"
 WRONG_LAST_SEQUENCE = 10071
 """JetStream's error code for a failed ``Nats-Expected-Last-Subject-Sequence`` check."""
+DUPLICATE_IN_PROCESS = 10158
+"""JetStream's error code when the same ``Nats-Msg-Id`` is being stored by another append."""
+DUPLICATE_IN_PROCESS_WAITS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+"""Seconds between re-asks while another append of the same id settles (about 3 s in all)."""
 EXPECTED_SEQ = "Nats-Expected-Last-Subject-Sequence"
 EXPECTED_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
 """An append's condition: the last sequence among the messages matching this filter."""
@@ -175,17 +183,24 @@ class JetStreamEventLog:
             await self._store_payload(digest, data)
             headers[PAYLOAD_HEADER] = digest
             data = _stub(data, digest)
-        try:
-            seq, duplicate = await self._publisher.publish(subject, data, headers or None)
-        except PublishRefused as exc:
-            if exc.err_code == WRONG_LAST_SEQUENCE:
-                raise RunMovedOn(exc.description) from exc
-            msg = f"append to {subject} was refused: {exc.description}"
-            raise PublishError(msg) from exc
-        except (TimeoutError, nats.errors.Error) as exc:
-            msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
-            raise PublishError(msg) from exc
-        return Appended(seq, duplicate)
+        for wait in (*DUPLICATE_IN_PROCESS_WAITS, None):
+            try:
+                seq, duplicate = await self._publisher.publish(subject, data, headers or None)
+            except PublishRefused as exc:
+                if exc.err_code == WRONG_LAST_SEQUENCE:
+                    raise RunMovedOn(exc.description) from exc
+                if exc.err_code == DUPLICATE_IN_PROCESS and wait is not None:
+                    # Another writer's append of this very id is being replicated: ask
+                    # again once it settles, to learn its sequence (or store ours if it failed).
+                    await asyncio.sleep(wait)
+                    continue
+                msg = f"append to {subject} was refused: {exc.description}"
+                raise PublishError(msg) from exc
+            except (TimeoutError, nats.errors.Error) as exc:
+                msg = f"append to {subject} was not acknowledged: {exc or type(exc).__name__}"
+                raise PublishError(msg) from exc
+            return Appended(seq, duplicate)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def append_many(self, events: Sequence[Event]) -> list[Appended]:
         return [await self.append(event) for event in events]
@@ -199,13 +214,10 @@ class JetStreamEventLog:
     # -- reading ---------------------------------------------------------------------
 
     async def read_run(
-        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None,
+        unreadable: list[Unreadable] | None = None,
     ) -> list[Recorded]:
-        return [
-            record
-            async for record in self._direct_read(run_filter(run_id), after_seq, upto_seq)
-            if isinstance(record.event, Event)
-        ]
+        return [record async for record in self._direct_read(run_filter(run_id), after_seq, upto_seq, unreadable)]
 
     async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
         """The run's events after ``after_seq``, each fetched from the stream leader.
@@ -222,14 +234,14 @@ class JetStreamEventLog:
             except nats.js.errors.NotFoundError:
                 return records
             seq = int(msg.seq or start)
-            data = await self._materialize(msg.data or b"", msg.headers)
-            event, _ = _decode_or_error(data)
-            if isinstance(event, Event):
-                records.append(Recorded(seq, msg.subject or "", event))
+            record = await self._stored(seq, msg.subject or "", msg.data or b"", msg.headers, None)
+            if record is not None:
+                records.append(record)
             start = seq + 1
 
     async def read_all(
-        self, subject_filter: str | None = None, *, after_seq: int = 0
+        self, subject_filter: str | None = None, *, after_seq: int = 0,
+        unreadable: list[Unreadable] | None = None,
     ) -> AsyncIterator[Recorded]:
         """Bulk reads go through an ordered push consumer (flow-controlled, no per-batch asks)."""
         last = await self.last_seq()
@@ -265,15 +277,9 @@ class JetStreamEventLog:
                     if seq > last:
                         finished = True
                         break
-                    data = msg.data
-                    if msg.headers and PAYLOAD_HEADER in msg.headers:
-                        data = await self._materialize(data, msg.headers)
-                    try:
-                        event = decode(data)
-                    except DecodeError:
-                        event = None
-                    if isinstance(event, Event):
-                        yield Recorded(seq, msg.subject, event)
+                    record = await self._stored(seq, msg.subject, msg.data, msg.headers, unreadable)
+                    if record is not None:
+                        yield record
                     if pending == 0 or seq >= last:
                         finished = True
                         break
@@ -282,7 +288,7 @@ class JetStreamEventLog:
                 await sub.unsubscribe()
 
     async def _direct_read(
-        self, subject_filter: str, after_seq: int, upto_seq: int | None
+        self, subject_filter: str, after_seq: int, upto_seq: int | None, unreadable: list[Unreadable] | None
     ) -> AsyncIterator[Recorded]:
         """Batched direct gets: one round trip per batch, no consumer to create."""
         start = after_seq + 1
@@ -294,10 +300,9 @@ class JetStreamEventLog:
                 seq = int(msg.headers["Nats-Sequence"])
                 if upto_seq is not None and seq > upto_seq:
                     return
-                data = await self._materialize(msg.data, msg.headers)
-                event, _ = _decode_or_error(data)
-                if event is not None:
-                    yield Recorded(seq, msg.headers["Nats-Subject"], event)  # type: ignore[arg-type]
+                record = await self._stored(seq, msg.headers["Nats-Subject"], msg.data, msg.headers, unreadable)
+                if record is not None:
+                    yield record
                 start = seq + 1
             if int(batch[-1].headers.get("Nats-Num-Pending", "0")) == 0:
                 return
@@ -337,6 +342,26 @@ class JetStreamEventLog:
             await self.nc.subscribe(f"{prefix}.*", cb=route)
             self._reply_prefix = prefix
         return self._reply_prefix
+
+    async def _stored(
+        self, seq: int, subject: str, data: bytes, headers: dict[str, str] | None,
+        unreadable: list[Unreadable] | None,
+    ) -> Recorded | None:
+        """The record at ``seq``, or ``None`` (reported when it can never be read).
+
+        An offloaded body that is gone is as unreadable as garbage; a failure to reach the
+        Object Store is not, and propagates so the reader tries again.
+        """
+        try:
+            body = await self._materialize(data, headers)
+        except MISSING_PAYLOAD as exc:
+            found: Recorded | Unreadable | None = Unreadable(seq, subject, _missing(exc))
+        else:
+            found = record_of(seq, subject, body)
+        if isinstance(found, Unreadable):
+            report_unreadable(found, unreadable)
+            return None
+        return found
 
     async def materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
         """The real body of a message: fetched from the Object Store when it is a stub."""
@@ -439,7 +464,17 @@ class JetStreamWorkQueue:
         self.puller = puller
 
     async def pull(self, batch: int, timeout: float) -> list[Delivery]:
-        return [await self._delivery(msg) for msg in await self.puller.take(batch, timeout)]
+        """Deliveries of the messages taken; one that cannot be prepared now goes back
+        (nak) by itself, never failing the others of its batch."""
+        deliveries = []
+        for msg in await self.puller.take(batch, timeout):
+            try:
+                deliveries.append(await self._delivery(msg))
+            except Exception as exc:  # noqa: BLE001 - e.g. the Object Store unreachable for a moment
+                _log.warning("delivery_deferred", subject=msg.subject, error=repr(exc))
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=1.0)
+        return deliveries
 
     async def release(self) -> None:
         """Stop pulling; messages received but not handed out go back for redelivery now."""
@@ -451,12 +486,10 @@ class JetStreamWorkQueue:
         seq, deliveries = _sequence_and_deliveries(msg)
         try:
             data = await self.log._materialize(msg.data, msg.headers)
-        except Exception as exc:  # noqa: BLE001 - a missing payload becomes a rejected event
-            data, error, event = msg.data, f"payload not found: {exc}", None
+        except MISSING_PAYLOAD as exc:  # gone for good: a rejected event (other errors: try again)
+            data, error, event = msg.data, _missing(exc), None
         else:
-            event, error = _decode_or_error(data)
-            if event is not None and len(data) > self.log.max_event_bytes:
-                event, error = None, f"event of {len(data)} bytes exceeds the limit of {self.log.max_event_bytes}"
+            event, error = _decode_or_error(data, self.log.max_event_bytes)
         expected = _expected_run_seq(msg.headers, event)
 
         async def nak(delay: float | None = None) -> None:
@@ -547,8 +580,24 @@ def _kv_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def _decode_or_error(data: bytes) -> tuple[Event | UnknownEvent | None, str | None]:
+def _decode_or_error(data: bytes, max_bytes: int = MAX_BYTES) -> tuple[Event | UnknownEvent | None, str | None]:
     try:
-        return decode(data), None
+        return decode(data, max_bytes=max_bytes), None
     except DecodeError as exc:
         return None, str(exc)
+
+
+MISSING_PAYLOAD = (
+    nats.js.errors.ObjectNotFoundError,
+    nats.js.errors.ObjectDeletedError,
+    nats.js.errors.DigestMismatchError,
+    nats.js.errors.BadObjectMetaError,
+    nats.js.errors.InvalidObjectNameError,
+    nats.js.errors.LinkIsABucketError,
+    nats.js.errors.BucketNotFoundError,
+)
+"""Object Store answers meaning an offloaded body can never be read (not a broker hiccup)."""
+
+
+def _missing(exc: Exception) -> str:
+    return f"offloaded body not readable from the object store ({type(exc).__name__}: {exc})"[:300]
