@@ -12,8 +12,11 @@ Example::
 
 The consumer is durable, so a restarted trainer with the same ``durable`` name resumes
 where the acknowledgements left off; unacknowledged trajectories are redelivered after
-``ack_wait``. Undecodable messages are terminated (never redelivered) and recorded in
-``rejected``.
+``ack_wait``. Trajectories too big to publish inline are fetched from the Object Store
+by the source itself, however it was built. A message that can never be read (not a
+trajectory, undecodable, its offloaded body gone) is terminated, recorded in
+``rejected`` and logged; one whose body cannot be fetched right now goes back for a
+later delivery (counted in ``deferred``). None is ever acknowledged as if trained.
 """
 
 from __future__ import annotations
@@ -22,18 +25,19 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
+import structlog
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from events import TrajectorySealed, decode
-from events.subjects import SEALED_TRAJECTORIES, STREAM
+from engine.eventlog.jetstream import MISSING_PAYLOAD, PAYLOAD_HEADER
+from engine.streams import Definitions
+from events import DecodeError, TrajectorySealed, decode
+from events.subjects import SEALED_TRAJECTORIES, STREAM, subject_mismatch
 
+log = structlog.get_logger("apollo.rollout_source")
 
-async def _decode_message(msg: Msg, log: Any = None) -> Any:
-    """The event carried by ``msg``; big bodies are fetched from the Object Store via ``log``."""
-    if log is not None:
-        return decode(await log.materialize(msg.data, msg.headers))
-    return decode(msg.data)
+DEFER_DELAY_S = 5.0
+"""How long a trajectory whose offloaded body could not be fetched waits before redelivery."""
 
 
 class JetStreamDelivery:
@@ -73,12 +77,16 @@ class JetStreamRolloutSource:
     ) -> None:
         self.js = js
         self.log = log
-        """A JetStreamEventLog, when given, reads Object-Store-offloaded trajectories."""
+        """A JetStreamEventLog to fetch offloaded bodies through; without one the source
+        opens the engine's Object Store bucket itself."""
         self.stream = stream
         self.durable = durable
         self.rejected: list[tuple[int, str]] = []
         """(stream sequence, reason) of messages terminated as unusable."""
+        self.deferred = 0
+        """Deliveries handed back because an offloaded body could not be fetched right then."""
         self._sub = sub
+        self._payloads: Any = None
 
     @classmethod
     async def create(
@@ -129,14 +137,49 @@ class JetStreamRolloutSource:
 
     async def _deliver(self, msg: Msg) -> JetStreamDelivery | None:
         try:
-            event = await _decode_message(msg, self.log)
-        except (ValueError, nats.js.errors.Error) as exc:
+            body = await self._body(msg)
+        except MISSING_PAYLOAD as exc:
+            return await self._reject(msg, f"offloaded body not readable ({type(exc).__name__}: {exc})")
+        except Exception as exc:  # noqa: BLE001 - the store unreachable for now: deliver it again later
+            self.deferred += 1
+            log.warning("trajectory_deferred", seq=_seq(msg), error=repr(exc))
+            await msg.nak(delay=DEFER_DELAY_S)
+            return None
+        try:
+            event = decode(body)
+        except DecodeError as exc:
             return await self._reject(msg, f"undecodable: {exc}")
         if not isinstance(event, TrajectorySealed):
             return await self._reject(msg, f"not a trajectory.sealed event: {type(event).__name__}")
+        mismatch = subject_mismatch(msg.subject, event)
+        if mismatch is not None:
+            return await self._reject(msg, mismatch)
         return JetStreamDelivery(msg, event)
 
+    async def _body(self, msg: Msg) -> bytes:
+        """The message's real body: fetched from the Object Store when it is a stub."""
+        digest = (msg.headers or {}).get(PAYLOAD_HEADER)
+        if not digest:
+            return msg.data
+        if self.log is not None:
+            return await self.log.materialize(msg.data, msg.headers)
+        if self._payloads is None:
+            self._payloads = await self.js.object_store(_payload_bucket())
+        result = await self._payloads.get(digest)
+        return bytes(result.data or b"")
+
     async def _reject(self, msg: Msg, reason: str) -> None:
-        self.rejected.append((int(msg.metadata.sequence.stream), reason))
+        seq = _seq(msg)
+        self.rejected.append((seq, reason))
+        log.error("trajectory_rejected", seq=seq, subject=msg.subject, reason=reason)
         await msg.term()
         return None
+
+
+def _seq(msg: Msg) -> int:
+    return int(msg.metadata.sequence.stream)
+
+
+def _payload_bucket() -> str:
+    """The Object Store bucket the engine offloads big bodies to (its stream definitions)."""
+    return str(Definitions.load().buckets["object_store"][0]["bucket"])

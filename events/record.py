@@ -14,3 +14,12 @@ class Recorded(msgspec.Struct, frozen=True):
     """Stream sequence (global order across runs)."""
     subject: str
     event: Event
+
+
+class Unreadable(msgspec.Struct, frozen=True):
+    """A stored message readers skip: it cannot be read as an event of its own subject."""
+
+    seq: int
+    subject: str
+    reason: str
+    """One line: why (undecodable, its offloaded body is gone, body and subject disagree)."""

@@ -33,3 +33,22 @@ def parse_subject(subject: str) -> tuple[str, str] | None:
     if len(parts) < 4 or parts[0] != ROOT or parts[1] != "run":
         return None
     return parts[2], ".".join(parts[3:])
+
+
+def subject_mismatch(subject: str, event: Event) -> str | None:
+    """Why ``event`` cannot be the body of a message on ``subject``, or ``None`` when it can.
+
+    Every reader files a message under its subject's run, while the handlers act on the
+    body's run id and type: a body that names another run or type would act on a run
+    other than the one whose history records it.
+    """
+    parsed = parse_subject(subject)
+    if parsed is None:
+        return None  # not a run subject: no run or type to disagree with
+    run_id, tag = parsed
+    if event.run_id != run_id:
+        return f"the body's run_id {event.run_id!r} is not the subject's run {run_id!r}"
+    body_tag = tag_of(type(event))
+    if body_tag != tag:
+        return f"the body's type {body_tag!r} is not the subject's {tag!r}"
+    return None

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator, Sequence
 
 from engine.errors import RunMovedOn
 from engine.eventlog.port import Appended, Delivery
+from engine.eventlog.stored import record_of, report_unreadable
 from engine.eventlog.subject_match import subject_matches
 from events.base import Event
 from events.codec import DecodeError, UnknownEvent, decode, encode
-from events.record import Recorded
+from events.record import Recorded, Unreadable
 from events.subjects import ALL_RUNS, parse_subject, subject_for
 
 
@@ -65,7 +66,8 @@ class InMemoryEventLog:
         return [await self.append(event) for event in events]
 
     async def read_run(
-        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None,
+        unreadable: list[Unreadable] | None = None,
     ) -> list[Recorded]:
         records = []
         for seq in range(after_seq + 1, (upto_seq or len(self._messages)) + 1):
@@ -73,7 +75,7 @@ class InMemoryEventLog:
             parsed = parse_subject(subject)
             if parsed is None or parsed[0] != run_id:
                 continue
-            record = _decode_record(seq, subject, data)
+            record = _decode_record(seq, subject, data, unreadable)
             if record is not None:
                 records.append(record)
         return records
@@ -84,13 +86,14 @@ class InMemoryEventLog:
         return await InMemoryEventLog.read_run(self, run_id, after_seq=after_seq)
 
     async def read_all(
-        self, subject_filter: str | None = None, *, after_seq: int = 0
+        self, subject_filter: str | None = None, *, after_seq: int = 0,
+        unreadable: list[Unreadable] | None = None,
     ) -> AsyncIterator[Recorded]:
         pattern = subject_filter or ALL_RUNS
         for seq in range(after_seq + 1, len(self._messages) + 1):
             subject, data = self._messages[seq - 1]
             if subject_matches(pattern, subject):
-                record = _decode_record(seq, subject, data)
+                record = _decode_record(seq, subject, data, unreadable)
                 if record is not None:
                     yield record
 
@@ -202,8 +205,9 @@ def _decode_or_error(data: bytes) -> tuple[Event | UnknownEvent | None, str | No
         return None, str(exc)
 
 
-def _decode_record(seq: int, subject: str, data: bytes) -> Recorded | None:
-    event, _ = _decode_or_error(data)
-    if isinstance(event, Event):
-        return Recorded(seq, subject, event)
-    return None
+def _decode_record(seq: int, subject: str, data: bytes, unreadable: list[Unreadable] | None) -> Recorded | None:
+    found = record_of(seq, subject, data)
+    if isinstance(found, Unreadable):
+        report_unreadable(found, unreadable)
+        return None
+    return found

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from events.base import Event
 from events.codec import UnknownEvent
-from events.record import Recorded
+from events.record import Recorded, Unreadable
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,15 @@ class EventLog(Protocol):
         ...
 
     async def read_run(
-        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None
+        self, run_id: str, *, after_seq: int = 0, upto_seq: int | None = None,
+        unreadable: list[Unreadable] | None = None,
     ) -> list[Recorded]:
-        """A run's events in stream order, optionally a window of sequences."""
+        """A run's events in stream order, optionally a window of sequences.
+
+        Messages that can never be read as an event of their subject (undecodable, an
+        offloaded body that is gone, a body naming another run or type) are skipped and
+        added to ``unreadable`` (logged when it is ``None``); a read never fails on one.
+        """
         ...
 
     async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
@@ -90,9 +96,11 @@ class EventLog(Protocol):
         ...
 
     def read_all(
-        self, subject_filter: str | None = None, *, after_seq: int = 0
+        self, subject_filter: str | None = None, *, after_seq: int = 0,
+        unreadable: list[Unreadable] | None = None,
     ) -> AsyncIterator[Recorded]:
-        """Every event (optionally matching a subject filter) from ``after_seq`` on."""
+        """Every event (optionally matching a subject filter) from ``after_seq`` on;
+        unreadable messages are skipped as :meth:`read_run` does."""
         ...
 
     async def run_ids(self) -> list[str]:
