@@ -12,8 +12,9 @@ from typing import Any
 from engine.bootstrap import Runtime
 from engine.errors import RunMovedOn, RunNotFound
 from engine.eventlog.port import Appended, EventLog
+from engine.eventlog.transient import retrying
 from events.base import Event, is_valid_run_id
-from events.record import Recorded
+from events.record import Recorded, Unreadable
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
 
 
@@ -23,12 +24,16 @@ async def submit(log: EventLog, event: ProblemSubmitted) -> Appended:
     Appending it on the condition that the run has no events yet lets the worker that
     receives it start from the submission alone instead of reading the run's history.
     A run that already has events (the same submission again) gets a plain append,
-    which the event id deduplicates.
+    which the event id deduplicates. A failover in the middle is retried for a bounded
+    time (the event id makes a retry of a stored submission a no-op).
     """
-    try:
-        return await log.append(event, expected_run_seq=0)
-    except RunMovedOn:
-        return await log.append(event)
+    async def once() -> Appended:
+        try:
+            return await log.append(event, expected_run_seq=0)
+        except RunMovedOn:
+            return await log.append(event)
+
+    return await retrying(once, doing=f"submit run {event.run_id}")
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -97,10 +102,16 @@ async def watch_run(
         await asyncio.sleep(poll)
 
 
-async def run_events(runtime: Runtime, run_id: str) -> list[Recorded]:
-    records = await runtime.log.read_run(run_id)
+async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable] | None = None) -> list[Recorded]:
+    """The run's readable events; messages that cannot be read go to ``unreadable``."""
+    skipped: list[Unreadable] = [] if unreadable is None else unreadable
+    records = await runtime.log.read_run(run_id, unreadable=skipped)
     if not records:
-        msg = f"unknown run {run_id!r}: no events recorded"
+        if skipped:
+            first = skipped[0]
+            msg = f"run {run_id!r} has no readable event ({len(skipped)} unreadable; seq {first.seq}: {first.reason})"
+        else:
+            msg = f"unknown run {run_id!r}: no events recorded"
         raise RunNotFound(msg)
     return records
 

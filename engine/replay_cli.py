@@ -20,11 +20,11 @@ from engine.bootstrap import Runtime, open_runtime, running_engine_url
 from engine.commands import new_run_id, run_events, watch_run
 from engine.config import Settings
 from engine.dispatcher import Dispatcher, DispatcherSettings
-from engine.errors import EngineError
+from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
 from engine.histories import RunHistories
 from events.codec import from_builtins, to_builtins
-from events.record import Recorded
+from events.record import Recorded, Unreadable
 from handlers.projections.registry import projections
 from handlers.table import ROUTES
 from replay.diff import diff_runs, render_diff
@@ -77,24 +77,38 @@ async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         raise EngineError(msg)
     runtime = await open_runtime(settings, start_server=True)
     try:
-        run_ids = await runtime.log.run_ids() if args.all else [args.run_id]
-        histories = [await run_events(runtime, run_id) for run_id in run_ids]
-        return await _replay_histories(histories, runtime.log, args)
+        if not args.all:
+            skipped: list[Unreadable] = []
+            records = await run_events(runtime, args.run_id, skipped)
+            return await _replay_histories([records], runtime.log, args, {args.run_id: skipped})
+        histories, unreadable = [], {}
+        for run_id in await runtime.log.run_ids():
+            skipped = unreadable[run_id] = []
+            try:
+                histories.append(await run_events(runtime, run_id, skipped))
+            except RunNotFound as exc:  # nothing readable to replay: say so, go on with the others
+                print(f"{run_id}: {exc}", file=sys.stderr)
+        return await _replay_histories(histories, runtime.log, args, unreadable)
     finally:
         await runtime.close()
 
 
 async def _replay_histories(histories: list[list[Recorded]], event_log: EventLog | None,
-                            args: argparse.Namespace) -> int:
+                            args: argparse.Namespace, unreadable: dict[str, list[Unreadable]] | None = None) -> int:
+    """Replay each history; records that could not be read were never handled, so the
+    replay goes on without them and each run's report names them."""
     failed = 0
     for records in histories:
+        skipped = (unreadable or {}).get(records[0].event.run_id, [])
         if args.verify:
             result = await verify_run(records)
             failed += not result.ok
-            _print_verify(result, as_json=args.json)
+            _print_verify(result, as_json=args.json, unreadable=skipped)
         else:
             ok, report = await rebuild_report(records, event_log)
             failed += not ok
+            if skipped:
+                report["unreadable"] = [msgspec.to_builtins(found) for found in skipped]
             print(json.dumps(report) if args.json else _rebuild_text(report))
     if len(histories) > 1 and not args.json:
         print(f"{len(histories) - failed}/{len(histories)} runs ok")
@@ -117,6 +131,7 @@ async def rebuild_report(records: list[Recorded], event_log: EventLog | None) ->
 
 def _rebuild_text(report: dict[str, Any]) -> str:
     lines = [f"{report['run_id']}: rebuilt from {report['events']} events (last seq {report['last_seq']})"]
+    lines.extend(_unreadable_note(report["run_id"], report.get("unreadable", [])))
     for check in report["projections"]:
         if check["live_seq"] is None:
             verdict = "no live checkpoint (is the projector running?)"
@@ -129,14 +144,17 @@ def _rebuild_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _print_verify(result: ReplayResult, *, as_json: bool) -> None:
+def _print_verify(result: ReplayResult, *, as_json: bool, unreadable: Sequence[Unreadable] = ()) -> None:
     if as_json:
         first = result.first_difference
         print(json.dumps({"run_id": result.run_id, "ok": result.ok, "events": result.events,
                           "checked": result.checked, "first_difference": None if first is None else {
                               "kind": first.kind, "seq": first.seq, "cause_seq": first.cause_seq,
-                              "handler": first.handler, "tag": first.tag, "fields": list(first.fields)}}))
+                              "handler": first.handler, "tag": first.tag, "fields": list(first.fields)},
+                          "unreadable": [msgspec.to_builtins(found) for found in unreadable]}))
         return
+    for line in _unreadable_note(result.run_id, [msgspec.to_builtins(found) for found in unreadable]):
+        print(line)
     if result.ok:
         print(f"{result.run_id}: deterministic ({result.events} events, {result.checked} decider outputs "
               "reproduced byte for byte, 0 model/tool calls)")
@@ -144,6 +162,12 @@ def _print_verify(result: ReplayResult, *, as_json: bool) -> None:
     print(f"{result.run_id}: NONDETERMINISTIC ({len(result.differences)} difference(s)); first:")
     assert result.first_difference is not None  # noqa: S101 - not ok implies a difference
     print(result.first_difference.describe())
+
+
+def _unreadable_note(run_id: str, unreadable: list[dict[str, Any]]) -> list[str]:
+    """Lines naming the records of a run that could not be read (and so were skipped)."""
+    return [f"{run_id}: seq {found['seq']} on {found['subject']} is unreadable, skipped: {found['reason']}"
+            for found in unreadable]
 
 
 def read_history(path: Path) -> list[Recorded]:
@@ -161,7 +185,7 @@ def read_history(path: Path) -> list[Recorded]:
             row = msgspec.json.decode(line)
             event = from_builtins(row["event"])
             records.append(Recorded(int(row["seq"]), str(row["subject"]), event))  # type: ignore[arg-type]
-        except (msgspec.DecodeError, KeyError, TypeError, ValueError) as exc:
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
             msg = f"{path}:{number}: not a recorded event: {exc}"
             raise EngineError(msg) from exc
     if not records:

@@ -71,31 +71,34 @@ def export_events(events: Iterable[Any], args: argparse.Namespace) -> ExportRepo
     )
 
 
-async def _log_events(settings: Any) -> list[Event]:
-    """Every sealed trajectory recorded in the event log."""
+async def _log_events(settings: Any) -> tuple[list[Event], list[str]]:
+    """Every sealed trajectory recorded in the event log, plus one line per unreadable one."""
     from engine.bootstrap import open_runtime
     from events.subjects import SEALED_TRAJECTORIES
 
     runtime = await open_runtime(settings, start_server=True)
+    unreadable: list[Any] = []
     try:
-        return [record.event async for record in runtime.log.read_all(SEALED_TRAJECTORIES)]
+        events = [record.event async for record in runtime.log.read_all(SEALED_TRAJECTORIES, unreadable=unreadable)]
     finally:
         await runtime.close()
+    return events, [f"message seq {found.seq} on {found.subject}: {found.reason}" for found in unreadable]
 
 
 def run_export(args: argparse.Namespace, settings: Any = None) -> int:
     """CLI handler: 0 on success, 1 when the input cannot be read."""
     errors: list[str] = []
     if args.events is None:
-        events = asyncio.run(_log_events(settings))
+        events, errors = asyncio.run(_log_events(settings))
     else:
         try:
             events, errors = read_events_file(args.events)
         except OSError as exc:
             print(f"apollo export: cannot read {args.events}: {exc}", file=sys.stderr)
             return 1
+        errors = [f"line {error}" for error in errors]
     for error in errors:
-        print(f"apollo export: skipped unreadable line {error}", file=sys.stderr)
+        print(f"apollo export: skipped unreadable {error}", file=sys.stderr)
     report = export_events(events, args)
     summary = {
         "out": report.path,

@@ -183,6 +183,8 @@ async def _main(args: argparse.Namespace) -> None:
             layout=args.layout, lr=args.lr, max_steps=args.max_steps,
         )  # fmt: skip
         print(f"trained {len(losses)} steps")
+        for seq, reason in source.rejected:  # unreadable trajectories are terminated, never trained
+            print(f"not trainable: stream seq {seq}: {reason}")
     finally:
         await nc.drain()
 
