@@ -27,7 +27,7 @@ _SYMBOLS: Final = {
     "∞": r"\infty ", "π": r"\pi ", "≤": r"\le ", "≥": r"\ge ", "≠": r"\ne ",
     "\u00d7": r"\times ", "·": r"\cdot ", "⋅": r"\cdot ", "∙": r"\cdot ", "÷": r"\div ",
     "\u2212": "-", "\u2013": "-", "\u222a": r"\cup ", "∩": r"\cap ", "∈": r"\in ", "±": r"\pm ",
-    "∓": r"\mp ", "°": r"^\circ ", "\u2044": "/",
+    "∓": r"\mp ", "°": r"^\circ ", "\u2044": "/", "∅": r"\emptyset ",
 }
 _SUPERSCRIPTS: Final = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN: Final = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
@@ -37,6 +37,7 @@ _ROOT_INDEX: Final = {"√": "", "∛": "[3]", "∜": "[4]"}
 _DELIMITERS: Final = (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]"))
 _BOX: Final = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _STYLE: Final = re.compile(r"\\(?:displaystyle|textstyle|left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
+_EMPTY_SET: Final = re.compile(r"\\varnothing|\\\{\s*\\\}")
 _WHOLE_TEXT: Final = re.compile(r"\\(?:text|textbf|textnormal|mathrm|mbox|textit)\{([^{}]*)\}")
 
 _E_NOTATION: Final = re.compile(r"(?<![\w.\\])(\d+(?:\.\d*)?|\.\d+)[eE]([+-]?\d+)(?![\w.])")
@@ -60,7 +61,15 @@ _TRAILING_UNIT: Final = re.compile(
 )
 _ASSIGNED: Final = re.compile(r"^\s*(?P<name>[^=<>]+?)\s*(?:=|\\in(?![A-Za-z]))\s*(?P<value>[^=<>]+)$")
 _SUBSCRIPT: Final = re.compile(r"_(?:\{[^{}]*\}|\w)")
-_NAME: Final = re.compile(r"(?:\\frac\{[A-Za-z]+\}\{[A-Za-z]+\}|[A-Za-z|:(),\s]|\\[A-Za-z]+)+")
+_UNIT_ALIASES: Final = {
+    "m": "meter", "metre": "meter", "cm": "centimeter", "centimetre": "centimeter", "mm": "millimeter",
+    "km": "kilometer", "kilometre": "kilometer", "ft": "foot", "feet": "foot", "in": "inche", "inch": "inche",
+    "sec": "second", "min": "minute", "h": "hour", "hr": "hour", "g": "gram", "kg": "kilogram",
+    "deg": "degree", "mi": "mile", "yd": "yard",
+}
+_COMMAND: Final = re.compile(r"\\[A-Za-z]+")
+_NAME: Final = re.compile(r"[A-Za-z|:(),'{}\s]+")
+_PRODUCT: Final = re.compile(r"[a-z]{2}")
 _RELATION_WORDS: Final = (
     (re.compile(r"\\(?:leq?slant|leq|le)(?![A-Za-z])|<="), r" \le "),
     (re.compile(r"\\(?:geq?slant|geq|ge)(?![A-Za-z])|>="), r" \ge "),
@@ -82,6 +91,10 @@ class Normalised:
     percent: bool = False
     equation: str = ""
     """The text before a name on the left of ``=`` was dropped (``y = 2x + 1``), else empty."""
+    name: str = ""
+    """That name (``y``), else empty."""
+    unit: str = ""
+    """The unit dropped after the number (``cm``), else empty."""
 
 
 def normalise_answer(text: str) -> Normalised:
@@ -91,12 +104,13 @@ def normalise_answer(text: str) -> Normalised:
     percent = bool(_PERCENT.search(text))
     if percent:
         text = _PERCENT.sub("", text)
-    text = _unwrap(_units(text))
-    value = _assignment(text)
-    equation = _thousands(text).strip() if value != text else ""
+    text, unit = _units(text)
+    text = _unwrap(text)
+    name, value = _assignment(text)
+    equation = _thousands(text).strip() if name else ""
     for rule in _VALUE_RULES:
         value = rule(value)
-    return Normalised(value.strip(), percent, equation)
+    return Normalised(value.strip(), percent, equation, _squash_unit(name), _squash_unit(unit))
 
 
 def _unicode_math(text: str) -> str:
@@ -128,7 +142,7 @@ def _unwrap(text: str) -> str:
             if len(text) > len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
                 text = text[len(opening) : -len(closing)]
         text = _unbox(text)
-    return _STYLE.sub("", text)
+    return _EMPTY_SET.sub(lambda _: r"\emptyset", _STYLE.sub("", text))
 
 
 def _unbox(text: str) -> str:
@@ -181,12 +195,21 @@ def _degrees_and_currency(text: str) -> str:
     return _DEGREES_AND_CURRENCY.sub("", text).strip()
 
 
-def _units(text: str) -> str:
-    """A unit written after a number (``10\\text{ cm}^2``, ``125 miles``) is dropped."""
+def _units(text: str) -> tuple[str, str]:
+    """A unit written after a number (``10\\text{ cm}^2``, ``125 miles``) is split off."""
     match = _TRAILING_UNIT.match(text)
     if match is None or "=" in match.group("value"):
-        return text
-    return match.group("value").strip()
+        return text, ""
+    value = match.group("value").strip()
+    return value, text[len(match.group("value")) :].strip()
+
+
+def _squash_unit(text: str) -> str:
+    """A unit or name compared without LaTeX wrapping, spaces, a plural s or abbreviation."""
+    text = re.sub(r"\\[A-Za-z]+\s*\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"[\s{}~\\,;!.]", "", text)
+    text = text.removesuffix("s") if len(text) > 2 and not text.endswith("ss") else text
+    return _UNIT_ALIASES.get(text.lower(), text)
 
 
 def _plain_text(text: str) -> str:
@@ -195,13 +218,19 @@ def _plain_text(text: str) -> str:
     return match.group(1).strip() if match else text
 
 
-def _assignment(text: str) -> str:
-    """``x = 4``, ``f(x) = 4``, ``(p, q) = (3, 2)`` and ``x \\in [0, 3]`` are their right-hand
-    side: the left is a name (letters, subscripts, brackets; no numbers or operators)."""
+def _assignment(text: str) -> tuple[str, str]:
+    """``x = 4``, ``f(x) = 4``, ``(p, q) = (3, 2)``, ``AB = 4`` and ``x \\in [0, 3]`` are their
+    right-hand side, returned with the name. A name is letters, subscripts and brackets with
+    no number or operator; two lower-case letters side by side are a product (``xy = 6`` is
+    an equation), so they are no name."""
     match = _ASSIGNED.match(text)
-    if match is None or not _NAME.fullmatch(_SUBSCRIPT.sub("", match.group("name"))):
-        return text
-    return match.group("value").strip()
+    if match is None:
+        return "", text
+    name = match.group("name").strip()
+    letters = _COMMAND.sub("", _SUBSCRIPT.sub("", name))
+    if not _NAME.fullmatch(letters) or _PRODUCT.search(letters):
+        return "", text
+    return name, match.group("value").strip()
 
 
 def _relations(text: str) -> str:

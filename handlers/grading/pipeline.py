@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any, Final
 
 from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
@@ -55,6 +56,8 @@ class Reading:
     refused: str | None = None
     equation: str = ""
     """The whole equation when a name on its left was dropped (``y = 2x + 1``)."""
+    name: str = ""
+    unit: str = ""
 
     def describe(self) -> str:
         shown = self.text if self.value is None else _printable(self.value)
@@ -96,12 +99,14 @@ def _read_prepared(prepared: Normalised | str, complex_numbers: bool) -> Reading
     if isinstance(prepared, str):
         return Reading(text="", kind="refused", refused=prepared)
     reading = read_normalised(prepared.text, prepared.percent, complex_numbers)
-    return replace(reading, equation=prepared.equation)
+    return replace(reading, equation=prepared.equation, name=prepared.name, unit=prepared.unit)
 
 
 def _plainly_identical(pred: Normalised | str, gold: Normalised | str) -> bool:
     """The same normalised text, with nothing a guard must look at first (powers, factorials)."""
     if isinstance(pred, str) or isinstance(gold, str) or pred.percent != gold.percent:
+        return False
+    if pred.name != gold.name or _different_units(pred.unit, gold.unit):
         return False
     return bool(pred.text) and _squash(pred.text) == _squash(gold.text) and not _NEEDS_GUARD.search(pred.text) \
         and check_text(pred.text) is None
@@ -223,22 +228,63 @@ def _compare(pred: Reading, gold: Reading, timeout_seconds: int, complex_numbers
         return f"not graded: the ground truth is {gold.refused}", 0.0
     if pred.refused:
         return f"not equal: the answer is {pred.refused}", 0.0
+    if _different_units(pred.unit, gold.unit):
+        return f"not equal: different units ({pred.unit} vs {gold.unit})", 0.0
+    pred, gold = _as_equations_where_needed(pred, gold, complex_numbers)
     if _squash(pred.text) == _squash(gold.text) and pred.percent == gold.percent:
         return "equal: same text", 1.0
-    if pred.equation and gold.kind == "equation":
-        pred = read_normalised(pred.equation, pred.percent, complex_numbers)
-    elif gold.equation and pred.kind == "equation":
-        gold = read_normalised(gold.equation, gold.percent, complex_numbers)
     if pred.value is None or gold.value is None:
         if pred.kind == gold.kind == "text" and _squash(pred.text).casefold() == _squash(gold.text).casefold():
             return "equal: same text", 1.0
         return "not equal: compared as text", 0.0
+    if (pred.kind == "equation") != (gold.kind == "equation"):
+        return "not equal: an equation against a value", 0.0
     if _set_against_sequence(pred.text, gold.text):
         return "not equal: a set against an ordered pair or interval", 0.0
+    pred, gold = _list_in_brackets_where_needed(pred, gold, complex_numbers)
+    decimals = _both_decimals(pred, gold)
+    if decimals is not None:
+        return ("equal: same decimal", 1.0) if decimals else ("not equal", 0.0)
     if _equal(pred, gold, timeout_seconds):
         how = "numeric" if pred.kind == gold.kind == "number" else "symbolic"
         return f"equal: {how}", 1.0
     return "not equal", 0.0
+
+
+def _as_equations_where_needed(pred: Reading, gold: Reading, complex_numbers: bool) -> tuple[Reading, Reading]:
+    """``y = 2x + 1`` against an equation, or ``x = 4`` against ``y = 4``, compare as equations."""
+    names_differ = bool(pred.name and gold.name and pred.name != gold.name)
+    if pred.equation and (gold.kind == "equation" or names_differ):
+        pred = read_normalised(pred.equation, pred.percent, complex_numbers)
+    if gold.equation and (pred.kind == "equation" or names_differ):
+        gold = read_normalised(gold.equation, gold.percent, complex_numbers)
+    return pred, gold
+
+
+def _list_in_brackets_where_needed(pred: Reading, gold: Reading, complex_numbers: bool) -> tuple[Reading, Reading]:
+    """A bare list (``1, 2``) against a pair or interval is read in the other side's brackets,
+    so its order counts."""
+    for bare, other in ((pred, gold), (gold, pred)):
+        brackets = other.text.strip()[:1] + other.text.strip()[-1:]
+        plain_list = bare.kind == "set" and not any(mark in bare.text for mark in "=;([\\{")
+        if plain_list and other.kind in ("tuple", "interval") and brackets[:1] in "([":
+            wrapped = read_normalised(f"{brackets[0]}{bare.text}{brackets[1]}", bare.percent, complex_numbers)
+            if wrapped.value is not None:
+                return (wrapped, gold) if bare is pred else (pred, wrapped)
+    return pred, gold
+
+
+def _both_decimals(pred: Reading, gold: Reading) -> bool | None:
+    """Two numbers written as decimals are equal only digit for digit (``1.50`` is ``1.5``,
+    ``0.1234567`` is not ``0.1234568``); ``None`` when either is not a plain decimal."""
+    if not (_PLAIN_NUMBER.fullmatch(pred.text) and _PLAIN_NUMBER.fullmatch(gold.text)):
+        return None
+    preds, golds = [Decimal(pred.text)], [Decimal(gold.text)]
+    if pred.percent and not gold.percent:
+        preds.append(preds[0] / 100)
+    if gold.percent and not pred.percent:
+        golds.append(golds[0] / 100)
+    return any(p == g for p in preds for g in golds)
 
 
 def _equal(pred: Reading, gold: Reading, timeout_seconds: int) -> bool:
@@ -263,6 +309,10 @@ def _verify(golds: list[Any], preds: list[Any], timeout_seconds: int) -> bool:
             timeout_seconds=timeout,
         )
     )
+
+
+def _different_units(first: str, second: str) -> bool:
+    return bool(first and second and first.casefold() != second.casefold())
 
 
 def _set_against_sequence(pred: str, gold: str) -> bool:
