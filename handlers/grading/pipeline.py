@@ -68,7 +68,18 @@ class Reading:
 
 
 def grade_math(answer: str, ground_truth: str, *, timeout_seconds: int = 5) -> Grade:
-    """Score ``answer`` against ``ground_truth`` by the three stages of the module docstring."""
+    """Score ``answer`` against ``ground_truth`` by the three stages of the module docstring.
+
+    Never raises: a failure inside a library on strange input scores 0 and names it.
+    """
+    try:
+        return _grade(answer, ground_truth, timeout_seconds)
+    except Exception as exc:  # noqa: BLE001 - a grade with the reason beats a crashed worker
+        detail = f"not graded: the grader failed on this input ({type(exc).__name__})"
+        return Grade(score=0.0, method=METHOD, detail=detail)
+
+
+def _grade(answer: str, ground_truth: str, timeout_seconds: int) -> Grade:
     pred_text, gold_text = _prepare(answer), _prepare(ground_truth)
     if _plainly_identical(pred_text, gold_text):
         shown = Reading(text=pred_text.text, kind="as written", percent=pred_text.percent).describe()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.grading import ProcessPoolGrader
 from handlers.grading import grade_answer
@@ -148,3 +150,21 @@ async def test_pool_refuses_huge_numbers_without_a_timeout(pool: ProcessPoolGrad
     """Huge numbers are refused inside the worker, not killed by the pool's deadline."""
     grade = await pool.grade(huge, "1", "math")
     assert (grade.score, grade.method) == (0.0, "math")
+
+
+LATEX_PIECES = st.sampled_from(
+    [*"0123456789+-*/^=<>(),.[]{}|!% xei",
+       "\\frac", "\\sqrt", "\\boxed{", "\\text{", "\\left(", "\\right)", "\\pi", "\\infty", "\\le", "\\{", "\\}",
+       "**", "\\cdot", "½", "√", "∞", "\\begin{pmatrix}", "\\end{pmatrix}", "&", "\\\\", "_", "\\%", "$", "\\in",
+       "\\pm", "\\binom{", "\\,", "{,}", "10^{", "9**"]
+)
+"""Pieces of LaTeX and Python syntax that random answers are built from."""
+LATEXISH = st.lists(LATEX_PIECES, max_size=30).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(answer=st.one_of(st.text(max_size=60), LATEXISH), truth=st.one_of(st.text(max_size=30), LATEXISH))
+def test_any_text_gets_a_grade_and_never_an_exception(answer: str, truth: str) -> None:
+    """Arbitrary text on either side yields a 0 or 1 with a detail, never an exception."""
+    grade = grade_math(answer, truth)
+    assert grade.score in (0.0, 1.0) and grade.detail
