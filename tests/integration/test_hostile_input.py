@@ -304,3 +304,39 @@ async def test_a_run_started_beside_garbage_of_every_kind_starts_once(event_log,
     assert observed.redeliveries == [] and observed.failures == []
     for run_id in garbage:
         assert len([r for r in await event_log.read_run(run_id, unreadable=[])]) == 1
+
+
+class UnreachableStore:
+    """An Object Store that times out, as one does while its stream elects a leader."""
+
+    async def get(self, name: str) -> Any:
+        raise TimeoutError
+
+
+async def test_trajectory_whose_body_cannot_be_fetched_now_is_delivered_again_not_dropped(
+    event_log, nats_server, monkeypatch
+) -> None:
+    """D: a transient Object Store failure hands the trajectory back (counted), and it is trained later."""
+    import engine.rollout_source
+
+    monkeypatch.setattr(engine.rollout_source, "DEFER_DELAY_S", 0.1)
+    big = trajectory("late", 0, turns=[Turn(step=1, prompt=[ChatMessage(role="user", content="q" * 400_000)],
+                                            response="the answer is 2")])
+    await event_log.append(big)
+    nc = await nats.connect(nats_server.url)
+    try:
+        source = await JetStreamRolloutSource.create(nc.jetstream(), durable="trainer-late", ack_wait=5.0)
+        source._payloads = UnreachableStore()
+        assert await source.fetch(1, 2.0) == []
+        assert source.deferred == 1 and source.rejected == []
+        source._payloads = None  # the store is back
+        delivered = []
+        for _ in range(50):
+            delivered = await source.fetch(1, 0.2)
+            if delivered:
+                break
+        [delivery] = delivered
+        assert delivery.event == big
+        await delivery.ack()
+    finally:
+        await nc.close()
