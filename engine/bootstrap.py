@@ -68,8 +68,12 @@ class Runtime:
             _clear_state(self.settings, self.server)
 
 
-async def open_runtime(settings: Settings, *, start_server: bool) -> Runtime:
+async def open_runtime(settings: Settings, *, start_server: bool, manage_streams: bool = False) -> Runtime:
     """Connect to the configured or running engine; start an embedded server if allowed.
+
+    Only the engine (``manage_streams``, for `apollo up` and `apollo worker`) or a command
+    that started its own server applies the stream definitions; clients that submit or
+    read only look the stream up, so a failover cannot fail them on definitions.
 
     Raises:
         ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
@@ -93,6 +97,7 @@ async def open_runtime(settings: Settings, *, start_server: bool) -> Runtime:
             max_event_bytes=settings.nats.max_event_bytes,
             replicas=settings.nats.replicas,
             ack_wait=settings.nats.ack_wait,
+            manage_streams=manage_streams or server is not None,
         )
     except Exception:
         if server is not None:

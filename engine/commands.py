@@ -12,6 +12,7 @@ from typing import Any
 from engine.bootstrap import Runtime
 from engine.errors import RunMovedOn, RunNotFound
 from engine.eventlog.port import Appended, EventLog
+from engine.eventlog.stored import report_unreadable
 from engine.eventlog.transient import retrying
 from events.base import Event, is_valid_run_id
 from events.record import Recorded, Unreadable
@@ -88,12 +89,16 @@ async def watch_run(
     last = 0
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     while True:
-        fresh = await runtime.log.read_run(run_id, after_seq=last)
+        skipped: list[Unreadable] = []
+        fresh = await runtime.log.read_run(run_id, after_seq=last, unreadable=skipped)
         for record in fresh:
             records.append(record)
             last = record.seq
             if on_event is not None:
                 on_event(record)
+        for found in skipped:  # reported once: the next poll starts after it
+            report_unreadable(found, None)
+            last = max(last, found.seq)
         if any(isinstance(r.event, RUN_ENDINGS) for r in fresh):
             return records
         if deadline is not None and asyncio.get_running_loop().time() > deadline:

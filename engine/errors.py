@@ -9,6 +9,7 @@ EngineError
  |    +-- RunMovedOn        another writer appended to the run first (optimistic check)
  +-- RunNotFound          no events recorded for a run id
  +-- StaleHistory         a history read did not reach an event known to be stored
+ +-- BusUnavailable       NATS kept failing a command through a failover for too long
 """
 
 from __future__ import annotations
@@ -48,3 +49,7 @@ class RunNotFound(EngineError):
 
 class StaleHistory(EngineError):
     """A run's history read back shorter than an event known to be stored (retried later)."""
+
+
+class BusUnavailable(EngineError):
+    """JetStream kept answering with transient errors (a failover) past the retry limit."""

@@ -32,7 +32,7 @@ async def serve(
     """
     from engine.cli import install_signal_handlers
 
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, manage_streams=True)
     url = runtime.server.url if runtime.server else settings.nats.url
     settings_file = _child_settings_file(settings) if workers > 1 else None
     children = [
@@ -64,7 +64,7 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     """One worker process connected to an existing server (any host, any number of them)."""
     from engine.cli import install_signal_handlers
 
-    runtime = await open_runtime(settings, start_server=False)
+    runtime = await open_runtime(settings, start_server=False, manage_streams=True)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
     freeze_startup_heap()

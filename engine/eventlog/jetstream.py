@@ -19,10 +19,12 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
+from engine.eventlog.client_events import client_callbacks
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
 from engine.eventlog.stored import record_of, report_unreadable
+from engine.eventlog.transient import RETRY_FOR_S, retrying
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
 from events.base import Event
@@ -86,8 +88,15 @@ class JetStreamEventLog:
         ack_wait: float | None = None,
         connect_timeout: float = 5.0,
         name: str = "apollo",
+        manage_streams: bool = True,
+        retry_for: float = RETRY_FOR_S,
     ) -> JetStreamEventLog:
-        """Connect, check the server, and apply stream/consumer/bucket definitions."""
+        """Connect, check the server, and apply stream/consumer/bucket definitions.
+
+        With ``manage_streams=False`` (clients that only submit or read) the stream and
+        buckets are only looked up, never created or updated. Either way, transient
+        JetStream errors (a failover) are retried for up to ``retry_for`` seconds.
+        """
         try:
             nc = await nats.connect(
                 [part.strip() for part in url.split(",") if part.strip()],
@@ -96,6 +105,7 @@ class JetStreamEventLog:
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,
                 name=name,
+                **client_callbacks(name),
             )
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             msg = f"cannot reach NATS at {url}: {exc or type(exc).__name__}"
@@ -109,11 +119,30 @@ class JetStreamEventLog:
             max_event_bytes=max_event_bytes,
         )
         try:
-            await log._ensure(replicas, ack_wait)
+            if manage_streams:
+                await retrying(lambda: log._ensure(replicas, ack_wait), doing="apply stream definitions",
+                               within=retry_for)
+            else:
+                await retrying(log._bind, doing=f"open stream {log.stream}", within=retry_for)
         except Exception:
             await nc.close()
             raise
         return log
+
+    async def _bind(self) -> None:
+        """Look up the stream and buckets the engine created; change nothing."""
+        buckets = self.definitions.buckets
+        try:
+            await self.js.stream_info(self.stream)
+            self._handled = await self.js.key_value("apollo-handled")
+            self._checkpoints = await self.js.key_value("apollo-checkpoints")
+            self._payloads = await self.js.object_store(buckets["object_store"][0]["bucket"])
+        except nats.js.errors.NotFoundError as exc:
+            msg = (
+                f"stream {self.stream} or one of its buckets does not exist on this NATS server: "
+                "start the engine (`apollo up`) or run `apollo streams ensure`"
+            )
+            raise StreamSetupError(msg) from exc
 
     async def _ensure(self, replicas: int | None, ack_wait: float | None = None) -> None:
         try:
