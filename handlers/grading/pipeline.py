@@ -40,7 +40,7 @@ _NEEDS_GUARD: Final = re.compile(r"[!^]|binom|choose")
 _PLAIN_NUMBER: Final = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)")
 _PLAIN_FRACTION: Final = re.compile(r"(-?)(?:\\frac\{(\d+)\}\{(\d+)\}|(\d+)/(\d+))")
 _ENVIRONMENT: Final = re.compile(r"\\(?:begin|end)\{\w+\*?\}")
-_APPROXIMATELY: Final = re.compile(r"\\(?:approx|sim|simeq)(?![A-Za-z])")
+_APPROXIMATELY: Final = re.compile(r"\\(?:approx|sim|simeq|ldots|cdots|dots|dotsc|dotsb)(?![A-Za-z])|\.\.\.|'")
 _IMAGINARY_UNIT: Final = re.compile(r"(?<![A-Za-z\\])i(?![A-Za-z])")
 _SPACE_NOT_BETWEEN_DIGITS: Final = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
 
@@ -144,8 +144,8 @@ def read_normalised(text: str, percent: bool, complex_numbers: bool) -> Reading:
 
 
 def _reads_as_text(text: str) -> bool:
-    """Words, spaced digits (``3 4``), base subscripts (``204_5``) and approximations are
-    not read as math."""
+    """Words, spaced digits (``3 4``), base subscripts (``204_5``), approximations, ellipses
+    and primes are not read as math (the parser would drop the ellipsis or the prime)."""
     words = _ENVIRONMENT.sub("", text)
     return bool(
         _WORD.search(words)
