@@ -29,7 +29,8 @@ import msgspec
 import structlog
 
 from engine.eventlog.port import EventLog
-from events.record import Recorded
+from engine.eventlog.stored import report_unreadable
+from events.record import Recorded, Unreadable
 from handlers.projections.registry import Projection, projections
 from replay.errors import CheckpointUnusable
 from replay.rebuild import checkpoint_key, decode_checkpoint, encode_checkpoint, gc_paused, load_state
@@ -70,13 +71,17 @@ class Projector:
         if self.position == 0:
             self.position = await self._read_cursor()
         folded = 0
+        skipped: list[Unreadable] = []
         with gc_paused():  # a long backlog folds like a rebuild (see replay.rebuild.gc_paused)
-            async for record in self.event_log.read_all(after_seq=self.position):
+            async for record in self.event_log.read_all(after_seq=self.position, unreadable=skipped):
                 await self.apply(record)
                 folded += 1
                 if folded % self.flush_every == 0:
                     await self.flush()
                     gc.collect(0)
+        for found in skipped:  # reported once; the cursor moves past them so no poll reads them again
+            report_unreadable(found, None)
+            self.position = max(self.position, found.seq)
         await self.flush()
         return folded
 

@@ -340,3 +340,16 @@ async def test_trajectory_whose_body_cannot_be_fetched_now_is_delivered_again_no
         await delivery.ack()
     finally:
         await nc.close()
+
+
+async def test_the_projector_steps_past_an_unreadable_tail_once(event_log, js) -> None:
+    """A poison message last in the stream is skipped and the projector's cursor moves past it (no re-read per poll)."""
+    from engine.projector import Projector
+
+    await event_log.append(submitted("projected"))
+    await js.publish("apollo.run.X.problem.submitted", POISON)
+    await js.publish("apollo.run.missing.model.responded", STUB, headers={PAYLOAD_HEADER: MISSING_DIGEST})
+    projector = Projector(event_log)
+    assert await projector.catch_up() == 1
+    assert projector.position == await event_log.last_seq()
+    assert await projector.catch_up() == 0
