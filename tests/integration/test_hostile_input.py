@@ -353,3 +353,21 @@ async def test_the_projector_steps_past_an_unreadable_tail_once(event_log, js) -
     assert await projector.catch_up() == 1
     assert projector.position == await event_log.last_seq()
     assert await projector.catch_up() == 0
+
+
+def test_history_and_export_files_with_deep_nesting_are_refused_in_one_line(tmp_path: Path) -> None:
+    """`apollo replay --file` and `apollo export --events` name the bad line instead of a RecursionError traceback."""
+    from engine.errors import EngineError
+    from engine.replay_cli import read_history
+    from engine.training_cli import read_events_file
+
+    history = tmp_path / "deep.ndjson"
+    deep = "[" * 5000 + "]" * 5000
+    history.write_text('{"seq": 1, "subject": "apollo.run.X.problem.submitted", "event": ' + deep + "}\n")
+    with pytest.raises(EngineError, match=r"deep.ndjson:1: not a recorded event"):
+        read_history(history)
+    events_file = tmp_path / "events.jsonl"
+    events_file.write_bytes(POISON + b"\n" + encode(trajectory("ok", 0)) + b"\n")
+    events, errors = read_events_file(events_file)
+    assert [event.event_id for event in events] == ["traj-ok-0"]
+    assert len(errors) == 1 and "events.jsonl:1: nested deeper than" in errors[0]
