@@ -335,7 +335,23 @@ class Dispatcher:
                 excerpt=excerpt,
             )
             await self.log.append(rejected)
+            if delivery.lost:
+                await self._fail_run_that_lost(rejected)
         await delivery.ack()
+
+    async def _fail_run_that_lost(self, rejected: EventRejected) -> None:
+        """An event the engine wrote for this run lost its body for good: a run still going
+        would wait for it for ever, so it fails, saying which event it lost."""
+        records = await self.log.read_run(rejected.run_id, unreadable=[])  # the lost one is known already
+        if any(isinstance(record.event, RUN_ENDINGS) for record in records):
+            return
+        await self.log.append(RunFailed(
+            event_id=derive_id(rejected.event_id, "dispatcher", "run-failed"),
+            run_id=rejected.run_id,
+            occurred_at=_now(),
+            causation_id=rejected.event_id,
+            reason=f"an event of this run is lost ({rejected.subject}): {rejected.reason}"[:500],
+        ))
 
     async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
         # Broker trouble (a leader election, a restart) is retried for as long as it lasts:

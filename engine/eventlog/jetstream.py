@@ -517,7 +517,9 @@ class JetStreamWorkQueue:
             data = await self.log._materialize(msg.data, msg.headers)
         except MISSING_PAYLOAD as exc:  # gone for good: a rejected event (other errors: try again)
             data, error, event = msg.data, _missing(exc), None
+            lost = bool((msg.headers or {}).get("Nats-Msg-Id"))
         else:
+            lost = False
             event, error = _decode_or_error(data, self.log.max_event_bytes)
         expected = _expected_run_seq(msg.headers, event)
 
@@ -536,6 +538,7 @@ class JetStreamWorkQueue:
             _term=msg.term,
             _progress=msg.in_progress,
             expected_run_seq=expected,
+            lost=lost,
         )
 
 

@@ -41,6 +41,9 @@ class Delivery:
     """The run's last sequence its append was conditioned on (stored with the message),
     when the append had that condition on this event's own run: 0 means the event
     opened its run."""
+    lost: bool = False
+    """An engine-written event (it carries a message id) whose offloaded body is gone for
+    good: its run can never have it, so a run still going cannot go on."""
 
     async def ack(self) -> None:
         await self._ack()  # type: ignore[operator]

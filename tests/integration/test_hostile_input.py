@@ -371,3 +371,19 @@ def test_history_and_export_files_with_deep_nesting_are_refused_in_one_line(tmp_
     events, errors = read_events_file(events_file)
     assert [event.event_id for event in events] == ["traj-ok-0"]
     assert len(errors) == 1 and "events.jsonl:1: nested deeper than" in errors[0]
+
+
+async def test_a_run_whose_engine_written_event_lost_its_body_fails_with_the_reason(event_log) -> None:
+    """B: an offloaded event the engine wrote (it has a message id) whose object is gone fails its run."""
+    import hashlib
+
+    event = submission("lost-question", "q" * 300_000)
+    await event_log.append(event)  # over the inline size: the stream holds a stub
+    await event_log._payloads.delete(hashlib.sha256(encode(event)).hexdigest())  # the object store loses it
+    observed = Observed()
+    await _dispatch_until(event_log, lambda: _has(event_log, "lost-question", RunFailed), observer=observed)
+    records = await event_log.read_run("lost-question", unreadable=[])
+    assert [type(r.event) for r in records] == [EventRejected, RunFailed]
+    assert "is lost" in records[1].event.reason and "offloaded body" in records[1].event.reason
+    assert observed.failures == []
+    assert (await verify_run(records)).ok
