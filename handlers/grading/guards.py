@@ -19,6 +19,7 @@ MAX_PARSED_CHARS: Final = 1000
 MAX_DEPTH: Final = 24
 MAX_NODES: Final = 3000
 MAX_DIGITS: Final = 10_000
+MAX_PRODUCT_TERMS: Final = 1000
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BIG_BINOMIAL: Final = re.compile(r"\\[dt]?binom\s*\{?\s*\d{4,}|\\choose\s*\{?\s*\d{4,}")
 
@@ -72,12 +73,23 @@ def check_tree(expr: Any) -> None:
             msg = f"more than {MAX_NODES} terms"
             raise TooCostly(msg)
         args = getattr(node, "args", ())
+        if type(node).__name__ == "Product":
+            _check_product(node)
         if getattr(node, "is_Pow", False) or _is_factorial(node):
             digits = _log10_bound(node)
             if digits is not None and digits > MAX_DIGITS:
                 msg = f"a number with more than {MAX_DIGITS} digits"
                 raise TooCostly(msg)
         stack.extend(arg for arg in args if hasattr(arg, "args"))
+
+
+def _check_product(node: Any) -> None:
+    """A product over more than :data:`MAX_PRODUCT_TERMS` terms would be multiplied out."""
+    for limits in node.args[1:]:
+        low, high = limits[1], limits[2]
+        if getattr(high - low, "is_number", False) and abs(float(high - low)) > MAX_PRODUCT_TERMS:
+            msg = f"a product of more than {MAX_PRODUCT_TERMS} terms"
+            raise TooCostly(msg)
 
 
 def _log10_bound(node: Any) -> float | None:
@@ -87,7 +99,7 @@ def _log10_bound(node: Any) -> float | None:
     if getattr(node, "is_Integer", False):
         return abs(int(node)).bit_length() * math.log10(2)
     if getattr(node, "is_Rational", False):
-        return max(abs(node.p).bit_length(), abs(node.q).bit_length()) * math.log10(2)
+        return (abs(node.p).bit_length() - abs(node.q).bit_length() + 1) * math.log10(2)
     if getattr(node, "is_Float", False):
         return _float_bound(node)
     if getattr(node, "is_Pow", False):
@@ -129,4 +141,4 @@ def _float_bound(node: Any) -> float:
 
 
 def _is_factorial(node: Any) -> bool:
-    return type(node).__name__ in ("factorial", "factorial2", "subfactorial", "binomial")
+    return type(node).__name__ in ("factorial", "factorial2", "subfactorial", "binomial", "gamma")
