@@ -89,8 +89,8 @@ async def watch_run(
     last = 0
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     while True:
-        skipped: list[Unreadable] = []
-        fresh = await runtime.log.read_run(run_id, after_seq=last, unreadable=skipped)
+        fresh, skipped = await retrying(lambda after=last: _read_run(runtime, run_id, after),
+                                        doing=f"read run {run_id}")
         for record in fresh:
             records.append(record)
             last = record.seq
@@ -110,7 +110,8 @@ async def watch_run(
 async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable] | None = None) -> list[Recorded]:
     """The run's readable events; messages that cannot be read go to ``unreadable``."""
     skipped: list[Unreadable] = [] if unreadable is None else unreadable
-    records = await runtime.log.read_run(run_id, unreadable=skipped)
+    records, found = await retrying(lambda: _read_run(runtime, run_id), doing=f"read run {run_id}")
+    skipped.extend(found)
     if not records:
         if skipped:
             first = skipped[0]
@@ -119,6 +120,12 @@ async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable]
             msg = f"unknown run {run_id!r}: no events recorded"
         raise RunNotFound(msg)
     return records
+
+
+async def _read_run(runtime: Runtime, run_id: str, after_seq: int = 0) -> tuple[list[Recorded], list[Unreadable]]:
+    """One read of a run (a retry after a failover starts over, unreadable records included)."""
+    skipped: list[Unreadable] = []
+    return await runtime.log.read_run(run_id, after_seq=after_seq, unreadable=skipped), skipped
 
 
 def outcome(records: list[Recorded]) -> dict[str, Any]:

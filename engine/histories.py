@@ -15,8 +15,9 @@ import structlog
 
 from engine.errors import StaleHistory
 from engine.eventlog.port import EventLog
+from engine.eventlog.stored import report_unreadable
 from events.base import Event
-from events.record import Recorded
+from events.record import Recorded, Unreadable
 
 log = structlog.get_logger("apollo.histories")
 
@@ -65,17 +66,24 @@ class RunHistories:
             records = []
             self._runs[run_id] = records
         self._runs.move_to_end(run_id)
-        await self._read_into(records, run_id, seq, upto)
-        if exact and (not records or records[-1].seq < seq):
+        reached = await self._read_into(records, run_id, seq, upto)
+        if exact and reached < seq:
             await self._catch_up(records, run_id, seq)
         self._trim()
         return records
 
-    async def _read_into(self, records: list[Recorded], run_id: str, seq: int, upto: int | None) -> None:
+    async def _read_into(self, records: list[Recorded], run_id: str, seq: int, upto: int | None) -> int:
+        """Read what is new into ``records``; returns the last sequence the read reached.
+
+        A record that can never be read (reported, skipped) still shows how far the read got.
+        """
         last = records[-1].seq if records else 0
-        if last < seq:
-            fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=upto)
-            _extend(records, fresh)
+        if last >= seq:
+            return last
+        skipped: list[Unreadable] = []
+        fresh = await self._log.read_run(run_id, after_seq=last, upto_seq=upto, unreadable=skipped)
+        _extend(records, fresh)
+        return _reached(last, fresh, skipped)
 
     async def _catch_up(self, records: list[Recorded], run_id: str, seq: int) -> None:
         """Read again until the history reaches ``seq``: replicas first, then the leader.
@@ -86,16 +94,17 @@ class RunHistories:
         self.short_reads += 1
         for delay in CATCH_UP_DELAYS:
             await asyncio.sleep(delay)
-            await self._read_into(records, run_id, seq, None)
-            if records and records[-1].seq >= seq:
+            if await self._read_into(records, run_id, seq, None) >= seq:
                 log.debug("history_caught_up", run_id=run_id, seq=seq)
                 return
         last = records[-1].seq if records else 0
-        _extend(records, await self._log.read_run_from_leader(run_id, after_seq=last))
-        if records and records[-1].seq >= seq:
+        skipped: list[Unreadable] = []
+        fresh = await self._log.read_run_from_leader(run_id, after_seq=last, unreadable=skipped)
+        _extend(records, fresh)
+        reached = _reached(last, fresh, skipped)
+        if reached >= seq:
             log.info("history_read_from_leader", run_id=run_id, seq=seq)
             return
-        reached = records[-1].seq if records else 0
         msg = f"history of run {run_id} reaches sequence {reached}, not {seq}, even on the stream leader"
         raise StaleHistory(msg)
 
@@ -149,6 +158,13 @@ class RunHistories:
             return False
         records.append(record)
         return True
+
+
+def _reached(last: int, fresh: list[Recorded], skipped: list[Unreadable]) -> int:
+    """How far a read got: its last record, readable or not (those are logged here)."""
+    for found in skipped:
+        report_unreadable(found, None)
+    return max([last, *(record.seq for record in fresh), *(found.seq for found in skipped)])
 
 
 def _extend(records: list[Recorded], fresh: list[Recorded]) -> None:

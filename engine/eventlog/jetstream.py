@@ -248,7 +248,9 @@ class JetStreamEventLog:
     ) -> list[Recorded]:
         return [record async for record in self._direct_read(run_filter(run_id), after_seq, upto_seq, unreadable)]
 
-    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
+    async def read_run_from_leader(
+        self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
         """The run's events after ``after_seq``, each fetched from the stream leader.
 
         Direct gets may be answered by a replica that is behind; the stream API's message
@@ -263,7 +265,7 @@ class JetStreamEventLog:
             except nats.js.errors.NotFoundError:
                 return records
             seq = int(msg.seq or start)
-            record = await self._stored(seq, msg.subject or "", msg.data or b"", msg.headers, None)
+            record = await self._stored(seq, msg.subject or "", msg.data or b"", msg.headers, unreadable)
             if record is not None:
                 records.append(record)
             start = seq + 1
@@ -362,9 +364,14 @@ class JetStreamEventLog:
                 batch = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
                 if batch is None:
                     return
-                if (msg.headers or {}).get("Status"):  # end of batch (204) or nothing (404)
-                    if not batch.done.done():
+                status = (msg.headers or {}).get("Status")
+                if status:
+                    if batch.done.done():
+                        return
+                    if status in _DIRECT_GET_ENDS:
                         batch.done.set_result(None)
+                    else:  # not an answer at all (no responders in a failover): never a short read
+                        batch.done.set_exception(_direct_get_failed(status, (msg.headers or {}).get("Description")))
                 else:
                     batch.msgs.append(msg)
 
@@ -473,6 +480,16 @@ class JetStreamEventLog:
         with contextlib.suppress(Exception):
             await self.nc.flush(timeout=5)
         await self.nc.close()
+
+
+_DIRECT_GET_ENDS = ("204", "404")
+"""Statuses that end a batched direct get: end of batch, or no (more) messages."""
+
+
+def _direct_get_failed(status: str, description: str | None) -> Exception:
+    if status == "503":
+        return nats.errors.NoRespondersError()
+    return nats.js.errors.APIError(code=int(status) if status.isdigit() else None, description=description)
 
 
 class _PendingBatch:

@@ -80,10 +80,12 @@ class InMemoryEventLog:
                 records.append(record)
         return records
 
-    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
+    async def read_run_from_leader(
+        self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
         """One process holds the only copy: every read is current (even where a test
         overrides :meth:`read_run` to make replicas lag)."""
-        return await InMemoryEventLog.read_run(self, run_id, after_seq=after_seq)
+        return await InMemoryEventLog.read_run(self, run_id, after_seq=after_seq, unreadable=unreadable)
 
     async def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0,

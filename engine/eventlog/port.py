@@ -93,7 +93,9 @@ class EventLog(Protocol):
         """
         ...
 
-    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
+    async def read_run_from_leader(
+        self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
         """Like :meth:`read_run`, but answered by the stream's leader, never a replica
         that may be behind: slower, for when a read must include what is known stored."""
         ...

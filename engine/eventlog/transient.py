@@ -29,6 +29,7 @@ _LONGEST_WAIT_S = 2.0
 
 _UNAVAILABLE = 503
 """JetStream's status while a stream or the cluster has no leader."""
+_REQUEST_TIMEOUT = 408
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -38,7 +39,7 @@ def is_transient(exc: BaseException) -> bool:
         if isinstance(seen, PublishRefused):
             return seen.code in (_UNAVAILABLE, NO_RESPONDERS)
         if isinstance(seen, nats.js.errors.APIError):
-            return seen.code == _UNAVAILABLE
+            return seen.code in (_UNAVAILABLE, _REQUEST_TIMEOUT)
         if isinstance(seen, (TimeoutError, nats.errors.NoRespondersError, nats.errors.ConnectionReconnectingError)):
             return True
         seen = seen.__cause__

@@ -46,8 +46,8 @@ class Lagging:
             return records
         return await self._short(run_id, records)
 
-    async def read_run_from_leader(self, run_id: str, *, after_seq: int = 0) -> list[Recorded]:
-        records = await super().read_run_from_leader(run_id, after_seq=after_seq)  # type: ignore[misc]
+    async def read_run_from_leader(self, run_id: str, **options: object) -> list[Recorded]:
+        records = await super().read_run_from_leader(run_id, **options)  # type: ignore[misc]
         self.leader_reads[run_id] += 1
         if self.leader_reads[run_id] > self.leader_lags:
             return records
@@ -153,6 +153,17 @@ async def test_a_read_reaches_the_last_event_this_worker_appended() -> None:
     records = await histories.latest("r-own", first.seq)
     assert records[-1].seq == mine.seq
     assert histories.short_reads == 1
+
+
+async def test_a_record_that_can_never_be_read_still_counts_as_reached() -> None:
+    """Garbage stored after the run's events: the read reached it, so it is no reason to wait."""
+    log = LaggingMemoryLog(lagging_reads=0)
+    await log.append(submitted("r-garbage"))
+    garbage = await log.append_raw("apollo.run.r-garbage.run.started", b"{not json")
+    histories = RunHistories(log)
+    records = await histories.latest("r-garbage", garbage.seq)
+    assert [type(r.event) for r in records] == [ProblemSubmitted]
+    assert histories.short_reads == 0
 
 
 async def test_a_decider_never_sees_a_history_without_its_input() -> None:

@@ -212,3 +212,43 @@ async def test_a_lost_server_is_one_log_line_per_reconnect_attempt_and_no_traceb
     assert {line["client"] for line in failures} == {"apollo-test"}
     assert all(line["error"] for line in failures)
     assert [line["event"] for line in lines].count("nats_disconnected") >= 1
+
+
+async def test_a_direct_read_nobody_answers_is_an_error_not_an_empty_history(jetstream_log) -> None:
+    """No responders to a direct get (as in a failover) raises a transient error; never a short history."""
+    await jetstream_log.append(submitted("r-direct"))
+    config = (await jetstream_log.js.stream_info(jetstream_log.stream)).config
+    config.allow_direct = False  # nobody subscribes to direct gets any more
+    await jetstream_log.js.update_stream(config)
+    with pytest.raises(nats.errors.NoRespondersError) as raised:
+        await jetstream_log.read_run("r-direct")
+    assert is_transient(raised.value)
+
+
+class _FailingReads:
+    """Wraps a log: the first ``failures`` reads time out, as during an election."""
+
+    def __init__(self, log: JetStreamEventLog, failures: int) -> None:
+        self.log, self.failures = log, failures
+
+    async def read_run(self, run_id: str, **options: object) -> list:
+        if self.failures:
+            self.failures -= 1
+            raise nats.errors.TimeoutError
+        return await self.log.read_run(run_id, **options)  # type: ignore[arg-type]
+
+
+async def test_show_and_watch_read_through_a_failover(jetstream_log) -> None:
+    """run_events (`apollo show`) and watch_run (`apollo solve`) retry reads that time out."""
+    from types import SimpleNamespace
+
+    from engine.commands import run_events, watch_run
+    from events import RunCompleted
+
+    await jetstream_log.append(submitted("r-watch"))
+    await jetstream_log.append(RunCompleted(event_id="done", run_id="r-watch", occurred_at=submitted().occurred_at,
+                                            done_reason="answer"))
+    runtime = SimpleNamespace(log=_FailingReads(jetstream_log, failures=2))
+    assert len(await run_events(runtime, "r-watch")) == 2  # type: ignore[arg-type]
+    runtime.log.failures = 2
+    assert len(await watch_run(runtime, "r-watch", timeout=30)) == 2  # type: ignore[arg-type]
