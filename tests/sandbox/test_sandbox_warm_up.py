@@ -37,8 +37,13 @@ def test_without_a_running_loop_the_warm_up_waits_for_the_first_call() -> None:
 
 
 async def test_services_warm_the_sandbox_only_when_python_is_enabled() -> None:
+    """Python on for the policy or the verifiers warms the sandbox; off for both does not."""
     for enabled in (True, False):
-        services, closers = build_services(make_settings({"episode": {"enable_python_code": enabled}}))
+        settings = make_settings({
+            "episode": {"enable_python_code": enabled},
+            "evolve": {"verifier_episode": {"enable_python_code": enabled}},
+        })
+        services, closers = build_services(settings)
         try:
             python = services.tools.tools["python_code"]
             assert (python._warming is not None) is enabled  # noqa: SLF001
@@ -47,3 +52,19 @@ async def test_services_warm_the_sandbox_only_when_python_is_enabled() -> None:
                 result = close()
                 if asyncio.iscoroutine(result):
                     await result
+
+
+async def test_services_warm_the_sandbox_when_only_the_verifiers_use_python() -> None:
+    """An evolve worker whose verifiers run code has the sandbox ready though the policy has none."""
+    settings = make_settings({
+        "episode": {"enable_python_code": False},
+        "evolve": {"verifier_episode": {"enable_python_code": True}},
+    })
+    services, closers = build_services(settings)
+    try:
+        assert services.tools.tools["python_code"]._warming is not None  # noqa: SLF001
+    finally:
+        for close in reversed(closers):
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
