@@ -10,22 +10,32 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
+from nats.aio.client import Client
 
 log = structlog.get_logger("apollo.nats")
 
 
-def client_callbacks(name: str) -> dict[str, Any]:
-    """Keyword arguments for ``nats.connect``: error, disconnect and reconnect callbacks."""
+class ClientEvents:
+    """Callbacks for one connection; attach the client once connected."""
 
-    async def on_error(exc: Exception) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.client: Client | None = None
+
+    def callbacks(self) -> dict[str, Any]:
+        """Keyword arguments for ``nats.connect``."""
+        return {"error_cb": self.on_error, "disconnected_cb": self.on_disconnected,
+                "reconnected_cb": self.on_reconnected}
+
+    async def on_error(self, exc: Exception) -> None:
         lines = str(exc).strip().splitlines()
-        log.warning("nats_error", client=name, error=lines[0] if lines else type(exc).__name__,
+        log.warning("nats_error", client=self.name, error=lines[0] if lines else type(exc).__name__,
                     error_type=type(exc).__name__)
 
-    async def on_disconnected() -> None:
-        log.warning("nats_disconnected", client=name)
+    async def on_disconnected(self) -> None:
+        if self.client is not None and self.client.is_closed:
+            return  # closed on purpose: nothing to report
+        log.warning("nats_disconnected", client=self.name)
 
-    async def on_reconnected() -> None:
-        log.info("nats_reconnected", client=name)
-
-    return {"error_cb": on_error, "disconnected_cb": on_disconnected, "reconnected_cb": on_reconnected}
+    async def on_reconnected(self) -> None:
+        log.info("nats_reconnected", client=self.name)

@@ -19,7 +19,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
 from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
-from engine.eventlog.client_events import client_callbacks
+from engine.eventlog.client_events import ClientEvents
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
@@ -97,6 +97,7 @@ class JetStreamEventLog:
         buckets are only looked up, never created or updated. Either way, transient
         JetStream errors (a failover) are retried for up to ``retry_for`` seconds.
         """
+        client_events = ClientEvents(name)
         try:
             nc = await nats.connect(
                 [part.strip() for part in url.split(",") if part.strip()],
@@ -105,11 +106,12 @@ class JetStreamEventLog:
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,
                 name=name,
-                **client_callbacks(name),
+                **client_events.callbacks(),
             )
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             msg = f"cannot reach NATS at {url}: {exc or type(exc).__name__}"
             raise ConnectError(msg) from exc
+        client_events.client = nc
         _check_server(nc)
         log = cls(
             nc,

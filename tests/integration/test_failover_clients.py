@@ -252,3 +252,14 @@ async def test_show_and_watch_read_through_a_failover(jetstream_log) -> None:
     assert len(await run_events(runtime, "r-watch")) == 2  # type: ignore[arg-type]
     runtime.log.failures = 2
     assert len(await watch_run(runtime, "r-watch", timeout=30)) == 2  # type: ignore[arg-type]
+
+
+async def test_closing_a_client_on_purpose_logs_nothing(nats_server, capfd) -> None:
+    """A command that ends closes its connection: no disconnect warning on the way out."""
+    configure_logging(json=True, level="info")
+    try:
+        log = await JetStreamEventLog.connect(nats_server.url)
+        await log.close()
+    finally:
+        structlog.reset_defaults()
+    assert capfd.readouterr().err == ""
