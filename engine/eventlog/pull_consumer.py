@@ -33,8 +33,9 @@ HEARTBEAT_S = 1.0
 """The server signals an idle open request this often."""
 SILENCE_LIMIT_S = 3 * HEARTBEAT_S
 """A request unheard of for this long is presumed lost by the server."""
-STALE_AFTER_S = 10.0
-"""A message left in the buffer this long, beyond the caller's capacity, goes back (nak)."""
+STALE_AFTER_S = 3.0
+"""A message left in the buffer this long, beyond the caller's capacity, goes back (nak):
+well inside the work consumer's 6 s ack wait, which would otherwise send it elsewhere first."""
 HEARTBEAT_STATUS = "100"
 
 
