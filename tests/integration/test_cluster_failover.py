@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +25,7 @@ from engine.models.fake_server import FakeOpenAIServer
 from engine.nats_server import NatsServerProcess
 from events.run import RunCompleted
 from replay.verify import verify_run
-from tests.deploy.processes import assert_recorded_once, spawn_worker, wait_finished, wait_pulling
+from tests.deploy.processes import REPO, assert_recorded_once, spawn_worker, wait_finished, wait_pulling
 from tests.integration.test_worker_crash import DEMO
 from tests.support.cluster import cluster_nodes, cluster_url, connect_when_ready, node_named
 from tests.support.factories import submitted
@@ -63,11 +66,15 @@ async def test_runs_replay_deterministic_after_the_stream_leader_is_killed(clust
             leader = (await engine.js.stream_info(engine.stream)).cluster.leader
             victim = node_named(cluster, leader)
             victim.kill()
+            cli = asyncio.create_task(asyncio.to_thread(_apollo_submit, url, "during-cli", tmp_path))
             during = [f"during-{index}" for index in range(6)]
             for run_id in during:  # through the election: each succeeds, none fails the command
                 await submit(client, submission(run_id, QUESTION, ground_truth="42"))
+            done = await cli
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.strip() == "during-cli"
             victim.start()
-            runs = first + during
+            runs = [*first, *during, "during-cli"]
             await wait_finished(client, runs, timeout=150)
             events = await retrying(lambda: assert_recorded_once(client, runs), doing="read every event")
             for run_id in runs:
@@ -104,6 +111,15 @@ async def test_the_same_output_appended_by_two_workers_at_once_is_one_event(clus
         for log in logs:
             await log.close()
     print(f"'duplicate message id is in process' answers absorbed: {len(refusals)}")  # noqa: T201 - shown with -s
+
+
+def _apollo_submit(url: str, run_id: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """`apollo submit` as an operator runs it, in its own process."""
+    env = {**os.environ, "APOLLO_DATA_DIR": str(folder / "cli")}
+    return subprocess.run(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine", "--nats-url", url, "submit", QUESTION, "--answer", "42", "--run-id", run_id],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
 
 
 def _count_refusals(log: JetStreamEventLog, refusals: list[int]) -> None:
