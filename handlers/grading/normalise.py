@@ -18,6 +18,8 @@ _ZERO_WIDTH: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00a
 _SPACES: Final = dict.fromkeys(
     map(ord, "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"), " "
 )
+_WHITESPACE_RUN: Final = re.compile(r"\s+")
+"""Collapsed to one space first: later patterns then never scan long runs (linear time)."""
 _VULGAR: Final = {
     "½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5),
     "⅖": (2, 5), "⅗": (3, 5), "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7),
@@ -46,7 +48,7 @@ _SCALES: Final = {"thousand": "3", "million": "6", "billion": "9", "trillion": "
 _SCALE_WORD: Final = re.compile(r"\s*\b(thousand|million|billion|trillion)\b", re.IGNORECASE)
 _MIXED_NUMBER: Final = re.compile(r"^\s*(-?)(\d+)\s+(\d+)\s*/\s*(\d+)\s*$")
 _NUMBER_TIMES_BRACKET: Final = re.compile(r"(?<=[\d)])\s*(?=\(\s*-?[\d.]+\s*\))")
-_POWER_CHAIN: Final = re.compile(r"[\w.]+(?:\s*\^\s*[\w.]+){2,}")
+_POWER_CHAIN: Final = re.compile(r"(?<![\w.])[\w.]+(?:\s*\^\s*[\w.]+){2,}")
 _PYTHON_FLOAT: Final = re.compile(r"(\d)\.(?![\d\w])")
 _LATEX_GROUPING: Final = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,|\\!|\\;|\\ |~)(?=\d{3}(?!\d))")
 _GROUPED_NUMBER: Final = re.compile(r"[-+]?\d{1,3}(?:(,|\s)\d{3})(?:\1\d{3})*(?:\.\d+)?")
@@ -55,10 +57,12 @@ _DEGREES_AND_CURRENCY: Final = re.compile(
     r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\s*degrees?$|\\\$|^\$(?=\s*\d)|[€£¥]"
 )
 _TRAILING_UNIT: Final = re.compile(
-    r"^(?P<value>.*?\d[^A-Za-z\\]*?)\s*(?:\\[,;!: ]|~|\s)*"
-    r"(?:\\(?:text|textnormal|mbox|mathrm|textbf|operatorname)\s*\{\s*[A-Za-z][A-Za-z .]*\}|(?<!\\)[A-Za-z]{2,}\.?)"
-    r"(?:\s*\^\s*\{?\d\}?)?$"
+    r"(?:\\(?:text|textnormal|mbox|mathrm|textbf|operatorname)\s*\{\s*[A-Za-z][A-Za-z .]*\}"
+    r"|(?<![A-Za-z\\])[A-Za-z]{2,}\.?)(?:\s*\^\s*\{?\d\}?)?$"
 )
+_UNIT_GAP_REVERSED: Final = re.compile(r"(?:[,;!: ]\\|~|\s)+")
+"""Spaces and LaTeX spacing before a unit, matched on the reversed text (linear time)."""
+_LETTER_OR_COMMAND: Final = re.compile(r"[A-Za-z\\]")
 _ASSIGNED: Final = re.compile(r"^\s*(?P<name>[^=<>]+?)\s*(?:=|\\in(?![A-Za-z]))\s*(?P<value>[^=<>]+)$")
 _SUBSCRIPT: Final = re.compile(r"_(?:\{[^{}]*\}|\w)")
 _UNIT_ALIASES: Final = {
@@ -114,8 +118,9 @@ def normalise_answer(text: str) -> Normalised:
 
 
 def _unicode_math(text: str) -> str:
-    """Unicode math symbols as LaTeX, odd spaces as spaces, full-width forms as ASCII."""
-    text = text.translate(_ZERO_WIDTH).translate(_SPACES)
+    """Unicode math symbols as LaTeX, odd spaces and runs of spaces as one space, full-width
+    forms as ASCII."""
+    text = _WHITESPACE_RUN.sub(" ", text.translate(_ZERO_WIDTH).translate(_SPACES))
     for char, (top, bottom) in _VULGAR.items():
         text = text.replace(char, rf"\frac{{{top}}}{{{bottom}}}")
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPTS) + "}", text)
@@ -197,11 +202,16 @@ def _degrees_and_currency(text: str) -> str:
 
 def _units(text: str) -> tuple[str, str]:
     """A unit written after a number (``10\\text{ cm}^2``, ``125 miles``) is split off."""
-    match = _TRAILING_UNIT.match(text)
-    if match is None or "=" in match.group("value"):
+    match = _TRAILING_UNIT.search(text)
+    if match is None:
         return text, ""
-    value = match.group("value").strip()
-    return value, text[len(match.group("value")) :].strip()
+    value = text[: match.start()]
+    gap = _UNIT_GAP_REVERSED.match(value[::-1])
+    value = value[: len(value) - gap.end()] if gap else value
+    after_last_letter = _LETTER_OR_COMMAND.split(value)[-1]
+    if "=" in value or not any(char.isdigit() for char in after_last_letter):
+        return text, ""
+    return value.strip(), text[match.start() :].strip()
 
 
 def _squash_unit(text: str) -> str:

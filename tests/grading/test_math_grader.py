@@ -45,6 +45,9 @@ GARBAGE = {
     "long sum": "+".join(["x"] * 3000),
     "lone backslash": "\\",
     "control only": "\x1b[31m",
+    "long run of spaces": "1" + " " * 3990 + "ab",
+    "long inequality chain": "1<" * 1990,
+    "long power chain": "2^" * 1990 + "2",
 }
 
 
