@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -18,6 +19,9 @@ from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
 from handlers.grading.normalise import Normalised, normalise_answer
 
 _SHOWN_CHARS: Final = 80
+PARSE_TIMEOUT_S: Final = 2
+"""Longest one side may take to parse; with math-verify's 5 s per comparison, a grade stays
+under the grading pool's 10 s deadline."""
 _WORD: Final = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _SPACED_DIGITS: Final = re.compile(r"\d\s+\d")
 _BASE_SUBSCRIPT: Final = re.compile(r"\d_\{?\d")
@@ -77,12 +81,16 @@ def read_normalised(text: str, percent: bool, complex_numbers: bool) -> Reading:
         return Reading(text=text[:_SHOWN_CHARS], kind="refused", refused=problem)
     if _reads_as_text(text):
         return Reading(text=text, kind="text", percent=percent)
+    from math_verify.errors import TimeoutException
+
     try:
         text = _settle_chain(text, complex_numbers)
-        value = _parse(text, complex_numbers)
+        value = _bounded(_parse, text, complex_numbers)
         check_tree(value)
     except TooCostly as exc:
         return Reading(text=text, kind="refused", refused=str(exc))
+    except TimeoutException:
+        return Reading(text=text, kind="refused", refused=f"too slow to parse (over {PARSE_TIMEOUT_S} s)")
     except Exception:  # the parser raises many types on text it cannot read whole  # noqa: BLE001
         return Reading(text=text, kind="text", percent=percent)
     if _not_a_value(value):
@@ -109,13 +117,23 @@ def _settle_chain(text: str, complex_numbers: bool) -> str:
     parts = text.split("=")
     if len(parts) < 3 or any(mark in text for mark in ",;<>"):
         return text
-    values = [_parse(part, complex_numbers) for part in parts[1:]]
+    values = [_bounded(_parse, part, complex_numbers) for part in parts[1:]]
     for value in values:
         check_tree(value)
-    if not all(verify_values([values[-1]], [value], 5) for value in values[:-1]):
+    if not all(verify_values([values[-1]], [value], 1) for value in values[:-1]):
         msg = "an equality chain that does not hold"
         raise TooCostly(msg)
     return parts[-1]
+
+
+def _bounded(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` stopped after :data:`PARSE_TIMEOUT_S` (main thread only: the
+    timer is ``signal.alarm``). The LaTeX parser's time grows fast with nesting."""
+    if threading.current_thread() is not threading.main_thread():
+        return function(*args)
+    from math_verify.utils import timeout
+
+    return timeout(PARSE_TIMEOUT_S)(function)(*args)
 
 
 def _parse(text: str, complex_numbers: bool) -> Any:

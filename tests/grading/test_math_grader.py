@@ -87,6 +87,14 @@ def test_tiny_powers_are_not_mistaken_for_huge_ones() -> None:
     assert grade_math("\\frac{1}{2}^{100}", "2^{-100}").score == 1.0
 
 
+def test_latex_that_is_slow_to_parse_still_gets_a_grade() -> None:
+    """Deeply nested functions make the LaTeX parser crawl; reading stops after 2 s at most
+    (how long depends on the machine, so only the grade is checked)."""
+    grade = grade_math("\\sin(\\cos(\\tan(" * 8 + "x" + ")))" * 8, "1")
+    assert grade.score == 0.0
+    assert grade.detail.startswith("answer read as")
+
+
 def test_a_huge_ground_truth_is_not_graded() -> None:
     """A ground truth that cannot be evaluated gives 0 and says the ground truth is at fault."""
     assert "not graded: the ground truth is" in grade_math("1", "9^{9^{9}}").detail
