@@ -342,7 +342,8 @@ class Dispatcher:
     async def _fail_run_that_lost(self, rejected: EventRejected) -> None:
         """An event the engine wrote for this run lost its body for good: a run still going
         would wait for it for ever, so it fails, saying which event it lost."""
-        records = await self.log.read_run(rejected.run_id, unreadable=[])  # the lost one is known already
+        # From the leader: a replica behind it could miss the run's ending and fail a finished run.
+        records = await self.log.read_run_from_leader(rejected.run_id, unreadable=[])
         if any(isinstance(record.event, RUN_ENDINGS) for record in records):
             return
         await self.log.append(RunFailed(
