@@ -16,7 +16,8 @@ class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
     """The extracted final answer (``None`` when there was none)."""
     score: float
     method: str
-    """Grader that decided (``math_verify``, ``reference``, ``none``)."""
+    """Grader that decided (``math``, ``math_verify``, ``reference``, ``reference_evolve``,
+    ``hendrycks``, ``exact``, ``choice``, a plugin's; ``none`` when nothing was graded)."""
     ground_truth: str | None = None
     detail: str = ""
     done_reason: str = "answer"

@@ -112,8 +112,9 @@ def test_apollo_run_solves_the_multiple_choice_file(tmp_path: Path) -> None:
 
 
 async def test_math_stays_the_default_domain() -> None:
-    """Without episode.domain a run is math, graded by math_verify, prompts unchanged."""
+    """Without episode.domain a run is math, graded by apollo's math grader, prompts unchanged."""
     assert get_domain(None) is MATH
+    assert MATH.grader == "math"
     assert make_settings().episode.domain == "math"
 
 
