@@ -14,6 +14,7 @@ queueing or starting workers is never charged to a call.
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import os
 import select
@@ -185,6 +186,8 @@ def _warm_up(memory_limit: int | None, owner: int | None = None) -> None:
     """Worker initializer: end with ``owner``, cap memory, then import and run each grader once."""
     if owner is not None:
         _exit_with(owner)
+    # math-verify logs every timeout on stderr; the grade's detail already says why it is 0.
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
     if memory_limit is not None:
         import resource
 
