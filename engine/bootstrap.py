@@ -97,6 +97,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
             max_event_bytes=settings.nats.max_event_bytes,
             replicas=settings.nats.replicas,
             ack_wait=settings.nats.ack_wait,
+            connect_timeout=settings.nats.connect_timeout,
             manage_streams=manage_streams or server is not None,
         )
     except Exception:

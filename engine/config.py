@@ -172,6 +172,13 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ack_wait: float = 6.0
     """Seconds before an unacknowledged delivery is redelivered: how long a dead worker's
     events wait. Live workers signal in-progress every third of it (docs/workers.md)."""
+    connect_timeout: float = 5.0
+    """Seconds a command tries to reach NATS before it gives up with one line naming the URL."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.connect_timeout <= 3600:  # noqa: PLR2004 - an hour is already absurd
+            msg = f"nats.connect_timeout must be a number of seconds in (0, 3600], got {self.connect_timeout!r}"
+            raise ValueError(msg)
 
 
 class WorkerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -247,6 +254,7 @@ def _without_keys(value: Any) -> Any:
 ENV_KEYS: dict[str, tuple[str, ...]] = {
     "APOLLO_NATS_URL": ("nats", "url"),
     "APOLLO_NATS_STORE_DIR": ("nats", "store_dir"),
+    "APOLLO_NATS_CONNECT_TIMEOUT": ("nats", "connect_timeout"),
     "APOLLO_MODEL_URL": ("models", "policy", "base_url"),
     "APOLLO_MODEL": ("models", "policy", "model"),
     "APOLLO_API_KEY": ("models", "policy", "api_key"),

@@ -549,7 +549,8 @@ async def ensure_streams(
         msg = "no NATS to apply definitions to: set APOLLO_NATS_URL / --nats-url, or start `apollo up`"
         raise ConnectError(msg)
     log = await JetStreamEventLog.connect(
-        url, definitions=Definitions.load(definitions), replicas=replicas or settings.nats.replicas
+        url, definitions=Definitions.load(definitions), replicas=replicas or settings.nats.replicas,
+        connect_timeout=settings.nats.connect_timeout,
     )
     try:
         return await describe(log.js, log.stream, [c["durable_name"] for c in log.definitions.consumers])

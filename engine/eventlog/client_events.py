@@ -21,6 +21,9 @@ class ClientEvents:
     def __init__(self, name: str) -> None:
         self.name = name
         self.client: Client | None = None
+        self.first_connect_failures: list[BaseException] | None = None
+        """While set, failed attempts of the first connect are collected here, not logged:
+        the caller reports the outcome once."""
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``."""
@@ -28,11 +31,16 @@ class ClientEvents:
                 "reconnected_cb": self.on_reconnected}
 
     async def on_error(self, exc: Exception) -> None:
+        if self.first_connect_failures is not None:
+            self.first_connect_failures.append(exc)
+            return
         lines = str(exc).strip().splitlines()
         log.warning("nats_error", client=self.name, error=lines[0] if lines else type(exc).__name__,
                     error_type=type(exc).__name__)
 
     async def on_disconnected(self) -> None:
+        if self.first_connect_failures is not None:
+            return  # a failed first attempt: counted by on_error
         if self.client is not None and self.client.is_closed:
             return  # closed on purpose: nothing to report
         log.warning("nats_disconnected", client=self.name)

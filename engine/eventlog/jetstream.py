@@ -34,6 +34,9 @@ from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for
 
 _log = structlog.get_logger("apollo.eventlog")
 
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+"""How long a first connection is tried before a command gives up (``nats.connect_timeout``)."""
+
 PAYLOAD_HEADER = "Apollo-Payload-Sha256"
 """Set on a stub message whose real body lives in the Object Store under this hash."""
 
@@ -86,32 +89,24 @@ class JetStreamEventLog:
         max_event_bytes: int = 8 * 1024 * 1024,
         replicas: int | None = None,
         ack_wait: float | None = None,
-        connect_timeout: float = 5.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
         name: str = "apollo",
         manage_streams: bool = True,
         retry_for: float = RETRY_FOR_S,
     ) -> JetStreamEventLog:
         """Connect, check the server, and apply stream/consumer/bucket definitions.
 
+        The first connection is tried (every server of ``url``, again and again) for at
+        most ``connect_timeout`` seconds in all; an unreachable URL then raises
+        :class:`ConnectError` naming it and the last reason. Once connected, a lost
+        connection is reconnected without limit.
+
         With ``manage_streams=False`` (clients that only submit or read) the stream and
         buckets are only looked up, never created or updated. Either way, transient
         JetStream errors (a failover) are retried for up to ``retry_for`` seconds.
         """
         client_events = ClientEvents(name)
-        try:
-            nc = await nats.connect(
-                [part.strip() for part in url.split(",") if part.strip()],
-                connect_timeout=connect_timeout,
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                name=name,
-                **client_events.callbacks(),
-            )
-        except (TimeoutError, OSError, nats.errors.Error) as exc:
-            msg = f"cannot reach NATS at {url}: {exc or type(exc).__name__}"
-            raise ConnectError(msg) from exc
-        client_events.client = nc
+        nc = await _connect_within(url, connect_timeout, name, client_events)
         _check_server(nc)
         log = cls(
             nc,
@@ -482,6 +477,54 @@ class JetStreamEventLog:
         with contextlib.suppress(Exception):
             await self.nc.flush(timeout=5)
         await self.nc.close()
+
+
+async def _connect_within(url: str, timeout: float, name: str, client_events: ClientEvents) -> Client:  # noqa: ASYNC109 - the whole connect's bound
+    """A connected client, or :class:`ConnectError` after ``timeout`` seconds of trying.
+
+    nats-py retries a failed first connect for ever when reconnecting is allowed, and
+    reports each attempt through the error callback; here the attempts are counted
+    quietly and the whole connect is bounded, so a dead URL ends a command with one line.
+    """
+    servers = [part.strip() for part in url.split(",") if part.strip()]
+    failures: list[BaseException] = []
+    client_events.first_connect_failures = failures
+    nc = Client()
+    try:
+        await asyncio.wait_for(
+            nc.connect(
+                servers,
+                connect_timeout=min(timeout, 5.0),
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                name=name,
+                **client_events.callbacks(),
+            ),
+            timeout,
+        )
+    except (TimeoutError, OSError, nats.errors.Error) as exc:
+        with contextlib.suppress(Exception):
+            await nc.close()
+        reason = _connect_failure_reason(failures[-1] if failures else exc)
+        msg = f"cannot reach NATS at {url} within {timeout:g} s: {reason}"
+        raise ConnectError(msg) from exc
+    finally:
+        client_events.first_connect_failures = None
+    client_events.client = nc
+    return nc
+
+
+def _connect_failure_reason(exc: BaseException) -> str:
+    """One line saying why a connection failed (``connection refused``, ``timed out``...)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is nats-server running there?)"
+    if isinstance(exc, TimeoutError | nats.errors.TimeoutError):
+        return "no answer (timed out)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc).strip().splitlines()
+    return text[0] if text and text[0] else type(exc).__name__
 
 
 _DIRECT_GET_ENDS = ("204", "404")
