@@ -18,13 +18,13 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from engine.errors import ConnectError, PublishError, RunMovedOn, StreamSetupError
+from engine.errors import BusUnavailable, ConnectError, PublishError, RunMovedOn, StreamSetupError
 from engine.eventlog.client_events import ClientEvents
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
 from engine.eventlog.stored import record_of, report_unreadable
-from engine.eventlog.transient import RETRY_FOR_S, retrying
+from engine.eventlog.transient import RETRY_FOR_S, is_transient, retrying
 from engine.nats_server import MIN_SERVER_VERSION
 from engine.streams import Definitions
 from events.base import Event
@@ -271,7 +271,33 @@ class JetStreamEventLog:
         self, subject_filter: str | None = None, *, after_seq: int = 0,
         unreadable: list[Unreadable] | None = None,
     ) -> AsyncIterator[Recorded]:
-        """Bulk reads go through an ordered push consumer (flow-controlled, no per-batch asks)."""
+        """Bulk reads go through an ordered push consumer (flow-controlled, no per-batch asks).
+
+        A failover in the middle of a read resumes after the last event handed out, for up
+        to ``RETRY_FOR_S`` seconds without progress, then fails with one line.
+        """
+        resume_after = after_seq
+        loop = asyncio.get_running_loop()
+        while True:
+            started = loop.time()
+            try:
+                async for record in self._read_all_once(subject_filter, resume_after, unreadable):
+                    resume_after = record.seq
+                    yield record
+                return
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                waited = loop.time() - started
+                if waited >= RETRY_FOR_S:
+                    msg = f"cannot read the stream after sequence {resume_after}: {exc or type(exc).__name__}"
+                    raise BusUnavailable(msg) from exc
+                _log.info("read_all_resuming", after_seq=resume_after, error=str(exc) or type(exc).__name__)
+                await asyncio.sleep(0.5)
+
+    async def _read_all_once(
+        self, subject_filter: str | None, after_seq: int, unreadable: list[Unreadable] | None
+    ) -> AsyncIterator[Recorded]:
         last = await self.last_seq()
         if after_seq >= last:
             return
@@ -408,12 +434,15 @@ class JetStreamEventLog:
         return bytes(result.data or b"")
 
     async def run_ids(self) -> list[str]:
-        info = await self.js.stream_info(self.stream, subjects_filter=f"{RUN_PREFIX}.*.problem.submitted")
+        info = await retrying(
+            lambda: self.js.stream_info(self.stream, subjects_filter=f"{RUN_PREFIX}.*.problem.submitted"),
+            doing="list runs",
+        )
         subjects = info.state.subjects or {}
         return [subject.split(".")[2] for subject in subjects]
 
     async def last_seq(self) -> int:
-        info = await self.js.stream_info(self.stream)
+        info = await retrying(lambda: self.js.stream_info(self.stream), doing="read the stream's last sequence")
         return int(info.state.last_seq)
 
     # -- work queue ------------------------------------------------------------------
