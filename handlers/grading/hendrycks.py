@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from handlers.grading.reference import expand_frac_shorthand
+
 METHOD: Final = "hendrycks"
 _UNIT_MARK: Final = "\\text{ "
 _SIMPLE_FRACTION: Final = re.compile(r"(-?\d+)/(-?\d+)")
@@ -48,7 +50,7 @@ def hendrycks_strip(text: str) -> str:
         text = "0" + text
     text = _drop_short_assignment(text)
     text = _brace_sqrt(text).replace(" ", "")
-    text = _brace_fracs(text)
+    text = expand_frac_shorthand(text)  # the same shorthand rule as grader A's
     if text == "0.5":
         text = "\\frac{1}{2}"
     return _slash_to_frac(text)
@@ -83,23 +85,6 @@ def _brace_sqrt(text: str) -> str:
             raise _Unnormalisable(msg)
         out.append(piece if piece[0] == "{" else "{" + piece[0] + "}" + piece[1:])
     return "\\sqrt".join(out)
-
-
-def _brace_fracs(text: str) -> str:
-    """``\\frac12`` and ``\\frac1{72}`` gain braces; ``\\frac`` with under two characters after
-    it leaves the whole text as it was."""
-    head, *pieces = text.split("\\frac")
-    out = [head]
-    for piece in pieces:
-        if piece.startswith("{"):
-            out.append(piece)
-        elif len(piece) < 2:
-            return text
-        elif piece[1] == "{":
-            out.append("{" + piece[0] + "}" + piece[1:])
-        else:
-            out.append("{" + piece[0] + "}{" + piece[1] + "}" + piece[2:])
-    return "\\frac".join(out)
 
 
 def _slash_to_frac(text: str) -> str:

@@ -180,11 +180,11 @@ def reference_strip(text: str) -> str:
         ("\u200b", ""),
     ):
         text = text.replace(old, new)
-    text = _expand_frac_shorthand(text)
+    text = expand_frac_shorthand(text)
     return _SQRT_SHORTHAND.sub(r"\\sqrt{\1}", text).strip()
 
 
-def _expand_frac_shorthand(text: str) -> str:
+def expand_frac_shorthand(text: str) -> str:
     r"""``\frac12`` -> ``\frac{1}{2}`` and ``\frac1{b}`` -> ``\frac{1}{b}``.
 
     A ``\frac`` followed by fewer than two characters leaves the text untouched.
