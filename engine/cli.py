@@ -20,6 +20,7 @@ from engine.argtypes import whole_number
 from engine.config import Settings, load_settings
 from engine.errors import EngineError
 from engine.logging import configure_logging
+from engine.run_filters import add_run_filter_arguments, run_filter
 
 
 def package_version() -> str:
@@ -66,8 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
     solve.set_defaults(handler=_cmd_solve)
 
-    runs = sub.add_parser("runs", help="list recorded runs")
-    runs.add_argument("--json", action="store_true")
+    runs = sub.add_parser("runs", help="list recorded runs, newest first")
+    runs.add_argument("--json", action="store_true", help="print the rows as one JSON list")
+    add_run_filter_arguments(runs)
+    runs.add_argument("--status", choices=["completed", "failed", "running", "unreadable"])
+    runs.add_argument("--limit", type=_positive_int, help="only the newest N runs that match")
     runs.set_defaults(handler=_cmd_runs)
 
     show = sub.add_parser("show", help="a run's timeline")
@@ -256,7 +260,7 @@ def apply_model_flags(settings: Settings, args: argparse.Namespace) -> Settings:
 async def _cmd_runs(args: argparse.Namespace, settings: Settings) -> int:
     from engine.inspect import list_runs
 
-    return await list_runs(settings, as_json=args.json)
+    return await list_runs(settings, run_filter(args), limit=args.limit, as_json=args.json)
 
 
 async def _cmd_show(args: argparse.Namespace, settings: Settings) -> int:

@@ -4,58 +4,55 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 from engine.bootstrap import open_runtime
-from engine.commands import outcome
 from engine.config import Settings
 from engine.errors import RunNotFound
 from engine.render import timeline_line
+from engine.run_lookup import resolve_run_id
 from events.codec import to_builtins
-from events.record import Unreadable
-from events.run import ProblemSubmitted
+from events.record import Recorded, Unreadable
+from events.run import RunStarted
+from replay.run_table import RunFilter, render_table, run_row, select, to_jsonable
 
 
-async def list_runs(settings: Settings, *, as_json: bool) -> int:
+async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit: int | None = None,
+                    as_json: bool = False) -> int:
+    """Print the recorded runs newest first, narrowed by ``keep`` and ``limit``."""
     runtime = await open_runtime(settings, start_server=True)
     try:
         rows = []
         for run_id in await runtime.log.run_ids():
             skipped: list[Unreadable] = []
             records = await runtime.log.read_run(run_id, unreadable=skipped)
-            rows.append(_row(run_id, records, skipped))
+            rows.append(run_row(run_id, records, len(skipped)))
     finally:
         await runtime.close()
+    shown = select(rows, keep or RunFilter(), limit)
     if as_json:
-        print(json.dumps(rows))
+        print(json.dumps(to_jsonable(shown)))
         return 0
-    if not rows:
-        print("no runs recorded yet", file=sys.stderr)
+    if not shown:
+        print("no runs match these filters" if rows else "no runs recorded yet", file=sys.stderr)
         return 0
-    print(f"{'RUN':<36} {'STATUS':<10} {'SCORE':>5} {'EVENTS':>6}  QUESTION")
-    for row in rows:
-        score = "-" if row["score"] is None else f"{row['score']:g}"
-        print(f"{row['run_id']:<36} {row['status']:<10} {score:>5} {row['events']:>6}  {row['question'][:60]}")
-    for row in rows:
-        if row["unreadable"]:
-            print(f"{row['run_id']}: {row['unreadable']} unreadable record(s) skipped "
-                  f"(`apollo show {row['run_id']}` lists them)", file=sys.stderr)
+    print(render_table(shown))
+    for row in shown:
+        if row.unreadable:
+            print(f"{row.run_id}: {row.unreadable} unreadable record(s) skipped "
+                  f"(`apollo show {row.run_id}` lists them)", file=sys.stderr)
     return 0
 
 
-def _row(run_id: str, records: list[Any], unreadable: list[Unreadable]) -> dict[str, Any]:
-    result = outcome(records)
-    question = next((r.event.question for r in records if isinstance(r.event, ProblemSubmitted)), "")
-    status = result["status"] if records else "unreadable"
-    return {"run_id": run_id, "status": status, "score": result.get("score"),
-            "answer": result.get("answer"), "events": len(records), "question": " ".join(question.split()),
-            "unreadable": len(unreadable)}
-
-
 async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str | None) -> int:
+    """Print a run's timeline, its events numbered 1..n (the numbers `apollo fork --at` takes).
+
+    With ``html`` only the page is written; ``as_json`` prints JSON lines (``n`` is the
+    number, ``seq`` the stream sequence a history file keeps).
+    """
     runtime = await open_runtime(settings, start_server=True)
     skipped: list[Unreadable] = []
     try:
+        run_id = await resolve_run_id(runtime.log, run_id)
         records = await runtime.log.read_run(run_id, unreadable=skipped)
         if not records and not skipped:
             msg = f"unknown run {run_id!r}: no events recorded"
@@ -73,14 +70,15 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
             handle.write(render_html(runs))
         print(f"wrote {html}", file=sys.stderr)
     if as_json:
-        for record in records:
-            print(json.dumps({"seq": record.seq, "subject": record.subject, "event": to_builtins(record.event)}))
+        for number, record in enumerate(records, 1):
+            print(json.dumps({"n": number, "seq": record.seq, "subject": record.subject,
+                              "event": to_builtins(record.event)}))
         for found in skipped:  # not on stdout: its lines stay a history `apollo replay --file` reads
             print(f"apollo show: seq {found.seq} on {found.subject} is unreadable: {found.reason}", file=sys.stderr)
         return 0
-    lines = [(record.seq, timeline_line(record)) for record in records]
-    lines += [(found.seq, unreadable_line(found)) for found in skipped]
-    for _, line in sorted(lines, key=lambda pair: pair[0]):
+    if html:
+        return 0  # the page is the output asked for
+    for line in timeline_lines(records, skipped):
         print(line)
     from handlers.evolve.metrics import branch_summary
 
@@ -89,6 +87,14 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     return 0
 
 
+def timeline_lines(records: list[Recorded], skipped: list[Unreadable]) -> list[str]:
+    """The terminal timeline: events numbered 1..n in order, unreadable messages in their place unnumbered."""
+    scoped = any(isinstance(record.event, RunStarted) and record.event.workflow == "evolve" for record in records)
+    lines = [(record.seq, timeline_line(record, number, scoped=scoped)) for number, record in enumerate(records, 1)]
+    lines += [(found.seq, unreadable_line(found)) for found in skipped]
+    return [line for _, line in sorted(lines, key=lambda pair: pair[0])]
+
+
 def unreadable_line(found: Unreadable) -> str:
-    """A timeline line for a stored message that cannot be read as an event."""
-    return f"{found.seq:>7}  {'?':<12}  {'UNREADABLE':<22} {found.subject}: {found.reason}"
+    """A timeline line for a stored message that cannot be read as an event (it has no number)."""
+    return f"{'-':>7}  {'?':<12}  {'UNREADABLE':<22} seq {found.seq} on {found.subject}: {found.reason}"

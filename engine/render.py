@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from events.base import Event, tag_of
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
 from events.evolve import RoundCompleted
@@ -61,10 +63,32 @@ def summary(event: Event, width: int = 100) -> str:
     return tag_of(type(event))
 
 
-def timeline_line(record: Recorded) -> str:
+def timeline_line(record: Recorded, number: int | None = None, *, scoped: bool = False) -> str:
+    """One timeline line; ``number`` is the event's place in its run (1..n), else its stream sequence.
+
+    ``scoped`` (evolve runs) adds the round and branch the event belongs to on every line.
+    """
     event = record.event
     stamp = event.occurred_at.strftime("%H:%M:%S.%f")[:-3]
-    return f"{record.seq:>7}  {stamp}  {tag_of(type(event)):<22} {summary(event)}"
+    place = record.seq if number is None else number
+    scope = f"{scope_label(event):<14} " if scoped else ""
+    return f"{place:>7}  {stamp}  {scope}{tag_of(type(event)):<22} {summary(event)}"
+
+
+def scope_label(event: Event) -> str:
+    """``r2 b:qwen`` for an event of round 2 on branch qwen; ``run`` for run-wide events."""
+    round_ = getattr(event, "round", None)
+    if round_ is None:
+        episode = getattr(event, "episode", "")
+        match = _ROUND_EPISODE.search(episode) if isinstance(episode, str) else None
+        round_ = int(match.group(1)) if match else None
+    branch = getattr(event, "branch", None)
+    parts = ([] if round_ is None else [f"r{round_}"]) + ([] if not branch else [f"b:{branch}"])
+    return " ".join(parts) or "run"
+
+
+_ROUND_EPISODE = re.compile(r"(?:^|:)r(\d+)\.")
+"""Episode names of evolve rounds: ``[<branch>:]r<round>.<kind>[.<index>]`` (handlers/evolve/plan.py)."""
 
 
 def _clip(text: str, width: int) -> str:

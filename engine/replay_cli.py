@@ -16,13 +16,15 @@ from typing import Any
 
 import msgspec
 
+from engine.argtypes import whole_number
 from engine.bootstrap import Runtime, open_runtime, running_engine_url
-from engine.commands import new_run_id, run_events, watch_run
+from engine.commands import new_run_id, outcome, run_events, watch_run
 from engine.config import Settings
 from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
 from engine.histories import RunHistories
+from engine.run_lookup import resolve_run_id
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
 from handlers.projections.registry import projections
@@ -39,16 +41,17 @@ RUN_SECTIONS = ("episode", "models", "evolve", "branches")
 
 def register(subparsers: Any) -> None:
     replay = subparsers.add_parser("replay", help="rebuild a run's projections from the log, or --verify its deciders")
-    replay.add_argument("run_id", nargs="?", help="the run (omit with --all or --file)")
+    replay.add_argument("run_id", nargs="?", help="the run or a prefix of its id (omit with --all or --file)")
     replay.add_argument("--verify", action="store_true", help="re-run the deciders and compare with the log")
     replay.add_argument("--all", action="store_true", help="every run in the log")
     replay.add_argument("--file", metavar="NDJSON", help="a recorded history (`apollo show RUN --json` lines)")
     replay.add_argument("--json", action="store_true", help="one JSON object per run")
     replay.set_defaults(handler=_cmd_replay)
 
-    fork = subparsers.add_parser("fork", help="a new run continuing a past run after a stream sequence")
-    fork.add_argument("run_id", help="the parent run")
-    fork.add_argument("--at", type=int, required=True, metavar="SEQ", help="keep the parent's events up to SEQ")
+    fork = subparsers.add_parser("fork", help="a new run continuing a past run after one of its events")
+    fork.add_argument("run_id", help="the parent run (or an unambiguous prefix of its id)")
+    fork.add_argument("--at", type=whole_number(1), required=True, metavar="N",
+                      help="keep the parent's events 1..N (the numbers `apollo show` prints)")
     fork.add_argument("--model", help="policy model of the fork (or scripted:FILE)")
     fork.add_argument("--model-url", help="OpenAI-compatible base URL of the fork's policy model")
     fork.add_argument("--config", dest="fork_config", metavar="FILE",
@@ -59,8 +62,8 @@ def register(subparsers: Any) -> None:
     fork.set_defaults(handler=_cmd_fork)
 
     diff = subparsers.add_parser("diff", help="where two runs diverge (first differing step, side by side)")
-    diff.add_argument("run_a")
-    diff.add_argument("run_b")
+    diff.add_argument("run_a", help="a run (or an unambiguous prefix of its id)")
+    diff.add_argument("run_b", help="the run to compare it with (or a prefix)")
     diff.add_argument("--html", metavar="FILE", help="also write both timelines side by side")
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(handler=_cmd_diff)
@@ -79,8 +82,9 @@ async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if not args.all:
             skipped: list[Unreadable] = []
-            records = await run_events(runtime, args.run_id, skipped)
-            return await _replay_histories([records], runtime.log, args, {args.run_id: skipped})
+            run_id = await resolve_run_id(runtime.log, args.run_id)
+            records = await run_events(runtime, run_id, skipped)
+            return await _replay_histories([records], runtime.log, args, {run_id: skipped})
         histories, unreadable = [], {}
         for run_id in await runtime.log.run_ids():
             skipped = unreadable[run_id] = []
@@ -302,18 +306,36 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings, start_server=True)
     try:
         async with fork_workers(runtime, enabled=not engine_running and not args.no_wait):
-            parent = await run_events(runtime, args.run_id)
+            parent_id = await resolve_run_id(runtime.log, args.run_id)
+            parent = await run_events(runtime, parent_id)
+            at_seq = event_seq(parent, args.at)
             overrides = fork_overrides(args, _policy_model(parent))
-            plan = await fork_run(runtime.log, args.run_id, at_seq=args.at, overrides=overrides,
+            plan = await fork_run(runtime.log, parent_id, at_seq=at_seq, overrides=overrides,
                                   run_id=args.fork_run_id)
             print(plan.run_id, flush=True)
-            print(f"apollo fork: {plan.run_id} continues {plan.parent_run_id} after seq {plan.fork_seq} "
-                  f"({len(plan.events)} events copied, {len(plan.frontier)} to route again)", file=sys.stderr)
-            if not engine_running and not args.no_wait and plan.frontier:
-                await watch_run(runtime, plan.run_id, timeout=args.timeout)
+            print(f"apollo fork: {plan.run_id} continues {plan.parent_run_id} after its event {args.at} "
+                  f"(seq {plan.fork_seq}; {len(plan.events)} events copied, {len(plan.frontier)} to route again)",
+                  file=sys.stderr)
+            if engine_running or args.no_wait:
+                return 0
+            records = await watch_run(runtime, plan.run_id, timeout=args.timeout) if plan.frontier else \
+                await run_events(runtime, plan.run_id)
     finally:
         await runtime.close()
-    return 0
+    from engine.solve import print_result
+
+    result = outcome(records)
+    print_result(result)
+    return 0 if result["status"] == "completed" else 1
+
+
+def event_seq(records: Sequence[Recorded], number: int) -> int:
+    """The stream sequence of a run's event ``number`` (1..n, as `apollo show` numbers them)."""
+    if number > len(records):
+        run_id = records[0].event.run_id
+        msg = f"--at {number} is past the end of run {run_id}: it has {len(records)} events (1..{len(records)})"
+        raise EngineError(msg)
+    return records[number - 1].seq
 
 
 def _policy_model(records: list[Recorded]) -> str:
@@ -331,8 +353,8 @@ def _policy_model(records: list[Recorded]) -> str:
 async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings, start_server=True)
     try:
-        a = await run_events(runtime, args.run_a)
-        b = await run_events(runtime, args.run_b)
+        a = await run_events(runtime, await resolve_run_id(runtime.log, args.run_a))
+        b = await run_events(runtime, await resolve_run_id(runtime.log, args.run_b))
     finally:
         await runtime.close()
     diff = diff_runs(a, b)

@@ -39,7 +39,7 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
     if args.json:
         print(json.dumps(result))
     else:
-        _print_result(result)
+        print_result(result)
     return 0 if result["status"] == "completed" else 1
 
 
@@ -47,7 +47,7 @@ def _print_step(record: Recorded) -> None:
     print(f"  [{record.seq:>5}] {tag_of(type(record.event)):<22} {summary(record.event, 120)}", flush=True)
 
 
-def _print_result(result: dict[str, Any]) -> None:
+def print_result(result: dict[str, Any]) -> None:
     print()
     print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
     print(f"answer:  {result.get('answer')}")

@@ -1,0 +1,109 @@
+"""The rows of `apollo runs`: what each column says, the filters, newest first, ids never cut."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pytest
+
+from engine.run_filters import point_in_time
+from events.record import Recorded
+from events.run import RunCompleted, RunFailed
+from replay.run_table import RunFilter, render_table, run_row, select
+from tests.support.factories import started, submitted
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+def _run(run_id: str, *, at: datetime, model: str = "qwen-7b", dataset: str | None = "gsm8k_reason",
+         source: str = "gsm8k", workflow: str = "reason", ending: str | None = "completed",
+         score: float = 1.0) -> list[Recorded]:
+    """A run's records: submitted and started at ``at``, ended 90 s later (or still running)."""
+    metadata = {"dataset": dataset} if dataset else {}
+    events = [
+        msgspec.structs.replace(submitted(run_id, data_source=source, workflow=workflow, metadata=metadata),
+                                occurred_at=at),
+        msgspec.structs.replace(started(run_id, workflow=workflow, settings={"models": {"policy": {"model": model}}}),
+                                occurred_at=at),
+    ]
+    end = at + timedelta(seconds=90)
+    common = {"event_id": str(uuid.uuid4()), "run_id": run_id, "occurred_at": end}
+    if ending == "completed":
+        events.append(RunCompleted(**common, done_reason="answer", answer="5", score=score))
+    elif ending == "failed":
+        events.append(RunFailed(**common, reason="model unreachable"))
+    return [Recorded(seq, f"apollo.run.{run_id}.x", event) for seq, event in enumerate(events, 1)]
+
+
+def _rows() -> list:
+    return [
+        run_row("old", _run("old", at=T0)),
+        run_row("new", _run("new", at=T0 + timedelta(days=2), model="llama-8b", dataset="aime24_reason",
+                            source="aime24", ending="failed")),
+        run_row("mid", _run("mid", at=T0 + timedelta(days=1), ending=None, workflow="evolve",
+                            dataset="gsm8k_evolve")),
+    ]
+
+
+def test_a_row_names_workflow_model_dataset_score_and_duration() -> None:
+    """A finished dataset run's row carries the columns a researcher scans for."""
+    row = run_row("old", _run("old", at=T0, score=0.0))
+    assert (row.workflow, row.model, row.dataset, row.status, row.score) == ("reason", "qwen-7b", "gsm8k",
+                                                                               "completed", 0.0)
+    assert row.duration_s == 90.0 and row.started == T0.isoformat()
+
+
+def test_a_run_still_going_has_no_duration() -> None:
+    """A run without an ending is running and its duration is not guessed."""
+    row = run_row("mid", _run("mid", at=T0, ending=None))
+    assert row.status == "running" and row.duration_s is None
+
+
+def test_runs_are_listed_newest_first_and_limited() -> None:
+    """Sorting is by start time, newest first; --limit keeps the newest."""
+    assert [row.run_id for row in select(_rows(), RunFilter())] == ["new", "mid", "old"]
+    assert [row.run_id for row in select(_rows(), RunFilter(), limit=1)] == ["new"]
+
+
+@pytest.mark.parametrize(("keep", "expected"), [
+    (RunFilter(dataset="gsm8k"), ["mid", "old"]),
+    (RunFilter(dataset="AIME24"), ["new"]),
+    (RunFilter(model="llama"), ["new"]),
+    (RunFilter(status="running"), ["mid"]),
+    (RunFilter(workflow="evolve"), ["mid"]),
+    (RunFilter(since=T0 + timedelta(hours=12)), ["new", "mid"]),
+    (RunFilter(until=T0 + timedelta(hours=12)), ["old"]),
+    (RunFilter(dataset="gsm8k", status="failed"), []),
+])
+def test_filters_keep_only_matching_runs(keep: RunFilter, expected: list[str]) -> None:
+    """Each filter narrows the list; combined filters must all hold."""
+    assert [row.run_id for row in select(_rows(), keep)] == expected
+
+
+def test_long_ids_never_break_the_columns() -> None:
+    """Every row's columns start at the same place however long the run ids are."""
+    rows = _rows() + [run_row("gsm8k_reason-0123abcd-problem-with-a-long-name-s3-r2",
+                              _run("x", at=T0, model="a-model-with-an-extremely-long-name/that-goes-on"))]
+    lines = render_table(select(rows, RunFilter())).splitlines()
+    status_at = lines[0].index("STATUS")
+    assert all(line[status_at:].split()[0] in {"STATUS", "completed", "failed", "running"} for line in lines)
+    assert "gsm8k_reason-0123abcd-problem-with-a-long-name-s3-r2" in render_table(rows)
+
+
+def test_ages_and_dates_become_utc_times() -> None:
+    """--since takes an age or an ISO date/time; a zone-less time is local."""
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert point_in_time("2h", now=now) == now - timedelta(hours=2)
+    assert point_in_time("7d", now=now) == now - timedelta(days=7)
+    assert point_in_time("2026-11-25T10:30+00:00") == datetime(2026, 11, 25, 10, 30, tzinfo=UTC)
+    assert point_in_time("2026-11-25").tzinfo is UTC
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2h30", "-2h", "", "2026-13-01", "99999999999999w"])
+def test_garbage_times_are_refused_with_one_line(text: str) -> None:
+    """Anything but a date, a date and time or an age is an argparse error naming the value."""
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected a date|too far back"):
+        point_in_time(text)
