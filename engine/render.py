@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from events.base import Event, tag_of
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
@@ -75,8 +76,9 @@ def timeline_line(record: Recorded, number: int | None = None, *, scoped: bool =
     return f"{place:>7}  {stamp}  {scope}{tag_of(type(event)):<22} {summary(event)}"
 
 
-def scope_label(event: Event) -> str:
+def scope_label(event: Any) -> str:
     """``r2 b:qwen`` for an event of round 2 on branch qwen; ``run`` for run-wide events."""
+    event = getattr(event, "entry", event)  # a memory write belongs to its entry's round
     round_ = getattr(event, "round", None)
     if round_ is None:
         episode = getattr(event, "episode", "")

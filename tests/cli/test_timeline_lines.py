@@ -1,0 +1,47 @@
+"""The terminal timeline of `apollo show`: numbered 1..n, evolve lines labelled with round and branch."""
+
+from __future__ import annotations
+
+from engine.inspect import timeline_lines
+from events.record import Unreadable
+from events.run import RunStarted
+from tests.evolve.support import RoleModel, run_evolve_records, standard_reply
+from tests.replay.support import golden
+
+
+def test_lines_are_numbered_in_order_with_unreadable_messages_unnumbered() -> None:
+    """Events get 1..n whatever their stream sequences; an unreadable message sits in its place as '-'."""
+    records = golden("good_code_then_answer")
+    middle = records[2].seq
+    lines = timeline_lines(records, [Unreadable(seq=middle, subject="apollo.run.x.model.responded", reason="bad")])
+    numbers = [line.split()[0] for line in lines]
+    assert numbers == ["1", "2", "3", "-", *(str(n) for n in range(4, len(records) + 1))]
+    assert "UNREADABLE" in lines[3] and f"seq {middle}" in lines[3]
+
+
+async def test_every_evolve_line_names_its_round_and_branch() -> None:
+    """In an evolve run each line carries r<round> (and b:<branch> in branch runs) or 'run' for run-wide events."""
+    records = await run_evolve_records(RoleModel(standard_reply()), evolve={"rounds": 2, "verifiers": 1})
+    assert any(isinstance(r.event, RunStarted) and r.event.workflow == "evolve" for r in records)
+    labels = [line.split()[2] for line in timeline_lines(records, [])]
+    assert set(labels) == {"run", "r0", "r1"}
+    model_lines = [line for line in timeline_lines(records, []) if "model.call_requested" in line]
+    assert model_lines and all(line.split()[2] in {"r0", "r1"} for line in model_lines)
+
+
+async def test_branch_runs_label_the_branch_too() -> None:
+    """A multi-model evolve run's round lines name their branch."""
+    branches = [{"branch_id": f"b{i}", "policy": {"model": f"p{i}"}} for i in range(2)]
+    records = await run_evolve_records(RoleModel(standard_reply()), branches=branches,
+                                       evolve={"rounds": 1, "verifiers": 1})
+    lines = timeline_lines(records, [])
+    rounds = [line for line in lines if "round.completed" in line]
+    assert {" ".join(line.split()[2:4]) for line in rounds} == {"r0 b:b0", "r0 b:b1"}
+    memory = [line for line in lines if "memory.written" in line]
+    assert memory and all(line.split()[2] == "r0" for line in memory)
+
+
+def test_reason_runs_have_no_round_column() -> None:
+    """A plain reasoning run's lines are number, time, type, summary."""
+    lines = timeline_lines(golden("good_code_then_answer"), [])
+    assert lines[0].split()[2] == "problem.submitted"
