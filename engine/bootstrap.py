@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,18 +12,15 @@ import structlog
 
 from engine.config import Settings, deep_merge, default_data_dir, validate
 from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.engine_state import clear_state, live_engine_url, write_state
 from engine.errors import ConfigError, ConnectError
 from engine.eventlog.jetstream import JetStreamEventLog
 from engine.nats_server import NatsServerProcess
-from engine.processes import alive
 from engine.tools import ToolRegistry
 from handlers.context import Services
 from handlers.table import ROUTES
 
 log = structlog.get_logger("apollo.engine")
-
-STATE_FILE = "engine.json"
-
 
 @dataclass
 class Runtime:
@@ -109,39 +103,29 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
 
 
 def start_embedded_server(settings: Settings) -> NatsServerProcess:
-    """Start nats-server on a free loopback port over the persistent store dir."""
+    """Start nats-server on a free loopback port over the persistent store dir.
+
+    The server ends with this process however it ends (SIGKILL included): it gets
+    SIGTERM from the kernel when its parent dies.
+    """
     data_dir = default_data_dir(settings)
     store = Path(settings.nats.store_dir).expanduser() if settings.nats.store_dir else data_dir / "nats"
-    server = NatsServerProcess(store_dir=store, fsync_always=settings.nats.fsync_always).start()
-    state = {"url": server.url, "pid": os.getpid(), "server_pid": server.process.pid if server.process else None,
-             "store_dir": str(store), "started_at": time.time()}
-    data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / STATE_FILE).write_text(json.dumps(state))
+    server = NatsServerProcess(store_dir=store, fsync_always=settings.nats.fsync_always,
+                               die_with_parent=True).start()
+    write_state(data_dir, url=server.url, server_pid=server.process.pid if server.process else None,
+                store_dir=store)
     log.info("embedded_server_started", url=server.url, store_dir=str(store))
     return server
 
 
 def running_engine_url(settings: Settings) -> str | None:
-    """URL of an embedded server started by another live apollo process, if any."""
-    path = default_data_dir(settings) / STATE_FILE
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    pid = state.get("server_pid")
-    if not isinstance(pid, int) or not alive(pid):
-        return None
-    url = state.get("url")
-    return url if isinstance(url, str) else None
-
+    """URL of the engine another live apollo process runs here, if any (a dead one is
+    cleaned up, saying so: see engine/engine_state.py)."""
+    return live_engine_url(default_data_dir(settings))
 
 
 def _clear_state(settings: Settings, server: NatsServerProcess) -> None:
-    path = default_data_dir(settings) / STATE_FILE
-    with contextlib.suppress(OSError, ValueError):
-        state = json.loads(path.read_text())
-        if server.process is not None and state.get("server_pid") == server.process.pid:
-            path.unlink()
+    clear_state(default_data_dir(settings), server.process.pid if server.process is not None else None)
 
 
 def build_services(settings: Settings) -> tuple[Services, list[Any]]:

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="YAML or TOML settings file (reference configs accepted)")
     parser.add_argument("--nats-url", help="NATS server URL (default: APOLLO_NATS_URL or the embedded server)")
     parser.add_argument("--log-json", action="store_true", help="log JSON lines instead of console output")
-    parser.add_argument("--log-level", default=None, help="debug, info, warning, error")
+    parser.add_argument("--log-level", default=None, type=_log_level, help="debug, info, warning or error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -90,10 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _accept_config_after_command(sub: Any) -> None:
-    """``apollo run --config F`` works like ``apollo --config F run``."""
+    """Global flags work after the subcommand too: ``apollo run --config F`` is
+    ``apollo --config F run`` (a command's own flag of the same name wins)."""
+    global_flags: list[tuple[str, dict[str, Any]]] = [
+        ("--config", {"help": "settings file (as the global --config)"}),
+        ("--nats-url", {"help": "NATS server URL (as the global --nats-url)"}),
+        ("--log-json", {"action": "store_true", "help": "log JSON lines (as the global --log-json)"}),
+        ("--log-level", {"type": _log_level, "help": "debug, info, warning or error (as the global --log-level)"}),
+    ]
     for command in sub.choices.values():
-        if not any("--config" in action.option_strings for action in command._actions):  # noqa: SLF001
-            command.add_argument("--config", default=argparse.SUPPRESS, help="settings file (as the global --config)")
+        taken = {flag for action in command._actions for flag in action.option_strings}  # noqa: SLF001
+        for flag, options in global_flags:
+            if flag not in taken:
+                command.add_argument(flag, default=argparse.SUPPRESS, **options)
 
 
 def _problem_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,6 +123,15 @@ def _extension_registrars() -> list[Callable[[Any], None]]:
 
 
 _positive_int = whole_number(1)
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _log_level(text: str) -> str:
+    """A log level name, in any case; anything else is a usage error naming the choices."""
+    if text.lower() not in LOG_LEVELS:
+        msg = f"unknown log level {text!r}: use one of {', '.join(LOG_LEVELS)}"
+        raise argparse.ArgumentTypeError(msg)
+    return text.lower()
 
 
 def settings_from_args(args: argparse.Namespace, **overrides: Any) -> Settings:
@@ -136,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fill_from_dataset(args)
         settings = settings_from_args(args)
         configure_logging(json=settings.log.json, level=settings.log.level)
+        _end_like_ctrl_c()
         result = _call_handler(args.handler, args, settings)
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
@@ -280,8 +299,19 @@ def _cmd_schema(args: argparse.Namespace, settings: Settings) -> int:
 def install_signal_handlers(stop: Callable[[], None]) -> None:
     """Ctrl-C / SIGTERM stop the engine cleanly."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a closed terminal stops it too
         loop.add_signal_handler(sig, stop)
+
+
+def _end_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (a closed terminal) end a command as Ctrl-C does, so its clean-up
+    runs: the embedded server stops and the grading pool shuts down (no leaked semaphores).
+    `apollo up` and `apollo worker` replace these with a graceful stop."""
+    def as_interrupt(_signum: int, _frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, as_interrupt)
 
 
 if __name__ == "__main__":

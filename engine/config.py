@@ -191,6 +191,11 @@ class LogSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     json: bool = False
     level: str = "info"
 
+    def __post_init__(self) -> None:
+        if self.level.lower() not in {"debug", "info", "warning", "error"}:
+            msg = f"log.level must be one of debug, info, warning, error; got {self.level!r}"
+            raise ValueError(msg)
+
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything the engine reads, built once in :func:`load_settings`."""

@@ -60,6 +60,8 @@ class DispatcherSettings:
     consumer's ack wait keeps a live worker's events its own, while a dead worker's come
     back to the queue one ack wait after its last signal."""
     pull_timeout: float = 1.0
+    stop_grace: float = 1.0
+    """On stop, seconds handlers in flight get to finish; the rest are handed back at once."""
 
 
 class Dispatcher:
@@ -92,7 +94,8 @@ class Dispatcher:
         self._stopping.set()
 
     async def run(self) -> None:
-        """Pull and handle until :meth:`stop`; in-flight handlers finish first."""
+        """Pull and handle until :meth:`stop`; then in-flight handlers get ``stop_grace``
+        seconds to finish and the rest are handed back (see :meth:`_finish_or_hand_back`)."""
         queue = await self.log.work_queue(self.settings.consumer)
         slots = asyncio.Semaphore(self.settings.concurrency)
         heartbeat = asyncio.create_task(self._heartbeat())
@@ -118,7 +121,23 @@ class Dispatcher:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         if self._tasks:
-            await asyncio.wait(self._tasks)
+            await self._finish_or_hand_back()
+
+    async def _finish_or_hand_back(self) -> None:
+        """Let handlers finish for ``stop_grace`` seconds, then cancel the rest, each of
+        which hands its delivery back (nak, no delay).
+
+        A stopping worker (Ctrl-C, SIGTERM) would otherwise keep its events until its
+        handlers end (a model call can take minutes) or, once gone, until the ack wait
+        sends them elsewhere: a re-run would start with them stuck. A cancelled handler
+        is a crash as far as the log goes, which redelivery already makes safe.
+        """
+        _, pending = await asyncio.wait(self._tasks, timeout=self.settings.stop_grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+            log.info("deliveries_handed_back", count=len(pending))
 
     async def _guarded(self, delivery: Delivery, slots: asyncio.Semaphore) -> None:
         self._in_flight[id(delivery)] = (delivery, time.monotonic())
@@ -130,6 +149,9 @@ class Dispatcher:
                     log.error("delivery_crashed", seq=delivery.seq, error=repr(exc))
                     with contextlib.suppress(Exception):
                         await delivery.nak(self._backoff(delivery.deliveries))
+        except asyncio.CancelledError:
+            await _hand_back(delivery)
+            raise
         finally:
             del self._in_flight[id(delivery)]
 
@@ -459,3 +481,10 @@ def _infrastructure(exc: BaseException) -> bool:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+async def _hand_back(delivery: Delivery) -> None:
+    """Nak a delivery whose handler was cancelled, so it is redelivered now (bounded: the
+    connection may be closing)."""
+    with contextlib.suppress(Exception):
+        await asyncio.shield(asyncio.wait_for(delivery.nak(), 2.0))

@@ -18,6 +18,7 @@ import logging
 import multiprocessing
 import os
 import select
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -183,7 +184,14 @@ def _stop(executor: ProcessPoolExecutor) -> None:
 
 
 def _warm_up(memory_limit: int | None, owner: int | None = None) -> None:
-    """Worker initializer: end with ``owner``, cap memory, then import and run each grader once."""
+    """Worker initializer: end with ``owner``, cap memory, then import and run each grader once.
+
+    Workers ignore Ctrl-C and a closed terminal (SIGINT, SIGHUP reach the whole process
+    group): the owner shuts the pool down, so an interrupted command prints no
+    KeyboardInterrupt traceback from each worker.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if owner is not None:
         _exit_with(owner)
     # math-verify logs every timeout on stderr; the grade's detail already says why it is 0.

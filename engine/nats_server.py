@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 import shutil
@@ -71,6 +73,9 @@ class NatsServerProcess:
     extra_args: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     log_file: Path | None = None
+    die_with_parent: bool = False
+    """Linux: the kernel sends the server SIGTERM when the process that started it dies
+    (even by SIGKILL), so an embedded server never outlives its apollo command."""
 
     @property
     def url(self) -> str:
@@ -87,7 +92,8 @@ class NatsServerProcess:
         config.write_text(_config_text(self.port, self.store_dir, self.max_payload, self.fsync_always))
         args = [str(binary), "-c", str(config), "-l", str(self.log_file), *self.extra_args]
         self.process = subprocess.Popen(  # noqa: S603 - our own pinned binary
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_terminate_with_parent if self.die_with_parent else None,  # noqa: PLW1509 - started before the command's threads
         )
         self._wait_ready(timeout)
         return self
@@ -132,6 +138,12 @@ class NatsServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _terminate_with_parent() -> None:
+    """In the child before exec: ask for SIGTERM when the parent dies (PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
 def _config_text(port: int, store_dir: Path, max_payload: int, fsync_always: bool) -> str:
