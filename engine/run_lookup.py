@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from engine.errors import EngineError
 from engine.eventlog.port import EventLog
 
@@ -9,15 +11,19 @@ SHOWN_CANDIDATES = 5
 
 
 async def resolve_run_id(event_log: EventLog, text: str) -> str:
-    """The run ``text`` names: itself when such a run exists, else the one run whose id starts with it.
+    """The run ``text`` names among the runs in the log (see :func:`pick_run_id`)."""
+    return pick_run_id(await event_log.run_ids(), text)
+
+
+def pick_run_id(ids: Collection[str], text: str) -> str:
+    """``text`` itself when it is one of ``ids``, else the one id that starts with it.
 
     When no id starts with ``text`` it is returned as given: reading that run then says
     whether anything is recorded under it.
 
     Raises:
-        EngineError: several run ids start with ``text`` (the message lists them).
+        EngineError: several ids start with ``text`` (the message lists them).
     """
-    ids = await event_log.run_ids()
     if text in ids:
         return text
     matches = sorted(run_id for run_id in ids if run_id.startswith(text))

@@ -9,7 +9,7 @@ The reference's single-turn SFT keys ``question``/``answer`` are in ``sft`` rows
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,12 +25,12 @@ RL_COLUMNS = (
     "data_source", "prompt", "response", "messages", "reward", "outcome_reward", "ability",
     "uid", "traj_uid", "run_id", "problem_id", "sample_index", "step", "is_action_valid",
     "episode_reward", "episode_length", "tool_callings", "score", "policy_version",
-    "prompt_token_ids", "response_token_ids", "extra_info",
+    "prompt_token_ids", "response_token_ids", "extra_info", "model", "ground_truth",
 )  # fmt: skip
 """Columns of ``per_turn`` and ``multi_turn`` exports, in order."""
 SFT_COLUMNS = (
     "messages", "prompt", "question", "answer", "data_source", "uid", "traj_uid", "run_id",
-    "problem_id", "step", "score", "extra_info",
+    "problem_id", "step", "score", "extra_info", "model", "ground_truth",
 )  # fmt: skip
 """Columns of ``sft`` exports, in order."""
 
@@ -60,7 +60,7 @@ def _extra(sample: Sample, index: int) -> dict[str, Any]:
     return {"index": index, "uid": sample.uid, "traj_uid": sample.traj_uid, "step": sample.step}
 
 
-def rl_row(sample: Sample, index: int) -> dict[str, Any]:
+def rl_row(sample: Sample, index: int, ground_truth: str | None = None) -> dict[str, Any]:
     """One ``per_turn``/``multi_turn`` row."""
     ids = [s.token_ids for s in sample.response]
     response_ids = None if any(i is None for i in ids) else [t for i in ids for t in i or []]
@@ -87,10 +87,12 @@ def rl_row(sample: Sample, index: int) -> dict[str, Any]:
         "prompt_token_ids": sample.prompt_token_ids,
         "response_token_ids": response_ids if sample.layout == "per_turn" else None,
         "extra_info": _extra(sample, index),
+        "model": sample.model,
+        "ground_truth": ground_truth,
     }
 
 
-def sft_row(sample: Sample, index: int) -> dict[str, Any]:
+def sft_row(sample: Sample, index: int, ground_truth: str | None = None) -> dict[str, Any]:
     """One ``sft`` row: a prompt/response pair of a correct trajectory."""
     users = [m.content for m in sample.prompt if m.role == "user"]
     return {
@@ -106,13 +108,17 @@ def sft_row(sample: Sample, index: int) -> dict[str, Any]:
         "step": sample.step,
         "score": sample.score,
         "extra_info": _extra(sample, index),
+        "model": sample.model,
+        "ground_truth": ground_truth,
     }
 
 
-def rows(samples: SampleSet, layout: str) -> list[dict[str, Any]]:
-    """Table rows of ``samples`` built in ``layout``."""
+def rows(samples: SampleSet, layout: str, ground_truths: Mapping[str, str | None] | None = None,
+         ) -> list[dict[str, Any]]:
+    """Table rows of ``samples`` built in ``layout``; ``ground_truths`` maps run ids to their reference answer."""
     make = sft_row if layout == "sft" else rl_row
-    return [make(s, i) for i, s in enumerate(samples.samples)]
+    truths = ground_truths or {}
+    return [make(s, i, truths.get(s.run_id)) for i, s in enumerate(samples.samples)]
 
 
 def _schema(layout: str) -> Any:
@@ -129,13 +135,13 @@ def _schema(layout: str) -> Any:
     )
     if layout == "sft":
         types = [msg, msg, pa.string(), pa.string(), pa.string(), pa.string(), pa.string(),
-                 pa.string(), pa.string(), pa.int64(), pa.float64(), extra]  # fmt: skip
+                 pa.string(), pa.string(), pa.int64(), pa.float64(), extra, pa.string(), pa.string()]  # fmt: skip
         return pa.schema(list(zip(SFT_COLUMNS, types, strict=True)))
     ids = pa.list_(pa.int64())
     types = [pa.string(), msg, pa.string(), msg, pa.float64(), pa.float64(), pa.string(),
              pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(), pa.int64(),
              pa.bool_(), pa.float64(), pa.int64(), pa.int64(), pa.float64(), pa.string(),
-             ids, ids, extra]  # fmt: skip
+             ids, ids, extra, pa.string(), pa.string()]  # fmt: skip
     return pa.schema(list(zip(RL_COLUMNS, types, strict=True)))
 
 
@@ -160,8 +166,10 @@ def export_trajectories(
     fmt: str,
     out: Path,
     options: SampleOptions | None = None,
+    ground_truths: Mapping[str, str | None] | None = None,
 ) -> ExportReport:
-    """Build samples of ``trajectories`` and write them to ``out``.
+    """Build samples of ``trajectories`` and write them to ``out`` (each row with its run's
+    reference answer from ``ground_truths``, when given).
 
     Raises:
         ValueError: unknown ``fmt`` or ``layout``.
@@ -171,7 +179,7 @@ def export_trajectories(
         raise ValueError(msg)
     trajs = list(trajectories)
     samples = build_many(trajs, layout, options)
-    write_rows(rows(samples, layout), layout, fmt, out)
+    write_rows(rows(samples, layout, ground_truths), layout, fmt, out)
     return ExportReport(
         path=str(out),
         layout=layout,

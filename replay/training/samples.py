@@ -61,6 +61,8 @@ class Sample(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     policy_version: str | None = None
     response_logprobs: list[float] | None = None
+    model: str = ""
+    """The model that produced the trajectory."""
 
     @property
     def reward(self) -> float:
@@ -165,6 +167,7 @@ def _common(t: TrajectorySealed) -> dict[str, object]:
         "tool_callings": sum(1 for turn in t.turns if turn.tool),
         "score": t.score,
         "policy_version": t.policy_version,
+        "model": t.model,
     }
 
 

@@ -85,8 +85,8 @@ def test_filters_keep_only_matching_runs(keep: RunFilter, expected: list[str]) -
 
 def test_long_ids_never_break_the_columns() -> None:
     """Every row's columns start at the same place however long the run ids are."""
-    rows = _rows() + [run_row("gsm8k_reason-0123abcd-problem-with-a-long-name-s3-r2",
-                              _run("x", at=T0, model="a-model-with-an-extremely-long-name/that-goes-on"))]
+    long_id = "gsm8k_reason-0123abcd-problem-with-a-long-name-s3-r2"
+    rows = [*_rows(), run_row(long_id, _run("x", at=T0, model="a-model-with-an-extremely-long-name/that-goes-on"))]
     lines = render_table(select(rows, RunFilter())).splitlines()
     status_at = lines[0].index("STATUS")
     assert all(line[status_at:].split()[0] in {"STATUS", "completed", "failed", "running"} for line in lines)

@@ -1,42 +1,16 @@
 """`apollo runs`, `show`, `fork`, `replay` and `diff` as a user runs them, over a real embedded nats-server.
 
-Runs are made with `apollo solve` and the scripted demo model, in a per-test data dir.
+Runs are made with `apollo solve` and the scripted demo model (the ``two_runs`` fixture).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-DATASET = ROOT.parent / "shared" / "data" / "gsm8k.jsonl"
-
-
-def _apollo(data: Path, *args: str) -> tuple[int, str, str]:
-    """``apollo ARGS`` in a subprocess over the event log in ``data``."""
-    env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
-    env.pop("APOLLO_NATS_URL", None)
-    done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,  # noqa: S603
-                          capture_output=True, text=True, timeout=100, check=False)
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.fixture(scope="module")
-def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data dir holding two finished runs whose ids share the prefix ``solve-ab``."""
-    if not DATASET.exists():
-        pytest.skip(f"{DATASET} is not here")
-    data = tmp_path_factory.mktemp("views") / "data"
-    for index, run_id in ((0, "solve-abc1"), (1, "solve-abd2")):
-        code, _, err = _apollo(data, "solve", "--from-dataset", str(DATASET), "--index", str(index),
-                               "--run-id", run_id)
-        assert code == 0, err[-2000:]
-    return data
+from tests.cli.support import apollo as _apollo
 
 
 def test_runs_lists_newest_first_with_its_columns(two_runs: Path) -> None:
