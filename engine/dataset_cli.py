@@ -27,8 +27,10 @@ from engine.config import Settings, deep_merge, validate
 from engine.datasets import DatasetError, DatasetLoad, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
 from engine.processes import freeze_startup_heap
+from engine.progress import Progress
 from engine.run_identity import other_digests, settings_digest
 from events.base import Event
+from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
 from replay.metrics import compute_metrics, could_not_complete, render_table, to_jsonable
 from replay.results import result_row, sample_result
@@ -116,7 +118,7 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         if not args.no_probe and any(job.run_id not in submitted for job in jobs):
             await _probe(settings, args.workflow)
         async with local_workers(runtime, enabled=not engine_running):
-            await _run_all(runtime, jobs, args, run_config, samples, name, digest, done=set(histories))
+            await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories)
         for job in jobs:
             if job.run_id not in histories:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]
@@ -266,11 +268,15 @@ def _endpoints(settings: Settings, workflow: str) -> list[Any]:
 
 async def _run_all(
     runtime: Runtime, jobs: list[_Job], args: argparse.Namespace, run_config: dict[str, Any], samples: int,
-    name: str, digest: str, *, done: set[str],
+    name: str, digest: str, *, histories: dict[str, list[Event]],
 ) -> None:
-    """Submit with at most ``concurrency`` runs open; finished runs are never redone."""
-    queue = [job for job in jobs if job.run_id not in done]
-    progress = _Progress(len(jobs), len(jobs) - len(queue))
+    """Submit with at most ``concurrency`` runs open; finished runs are never redone.
+
+    Runs in ``histories`` are finished; each run that finishes here has its events added.
+    """
+    queue = [job for job in jobs if job.run_id not in histories]
+    progress = Progress(len(jobs), [sample_result(histories[job.run_id]) for job in jobs
+                                    if job.run_id in histories])
     open_runs: set[str] = set()
     while queue or open_runs:
         while queue and len(open_runs) < args.concurrency:
@@ -289,7 +295,13 @@ async def _run_all(
         finished = await _run_ids_with(runtime, "run.completed") | await _run_ids_with(runtime, "run.failed")
         newly = open_runs & finished
         open_runs -= newly
-        progress.advance(len(newly))
+        results = []
+        for run_id in newly:
+            events = [r.event for r in await runtime.log.read_run(run_id)]
+            if any(isinstance(event, RUN_ENDINGS) for event in events):
+                histories[run_id] = events  # else a lagging replica: the report reads it again at the end
+            results.append(sample_result(events))
+        progress.advance(results)
     progress.close()
 
 
@@ -345,33 +357,3 @@ async def _run_ids_with(runtime: Runtime, tag: str) -> set[str]:
     """Run ids that have an event of this tag (from the stream's subject index, no reads)."""
     info = await runtime.log.js.stream_info(runtime.log.stream, subjects_filter=f"{RUN_PREFIX}.*.{tag}")
     return {subject.split(".")[2] for subject in (info.state.subjects or {})}
-
-
-class _Progress:
-    """A one-line progress bar on stderr (plain lines when not a terminal)."""
-
-    def __init__(self, total: int, resumed: int) -> None:
-        self.total = total
-        self.done = resumed
-        self.tty = sys.stderr.isatty()
-        if resumed:
-            print(f"apollo run: resuming, {resumed}/{total} runs already finished", file=sys.stderr)
-        self._draw()
-
-    def advance(self, count: int) -> None:
-        if count:
-            self.done += count
-            self._draw()
-
-    def _draw(self) -> None:
-        width = 30
-        filled = int(width * self.done / max(1, self.total))
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} runs"
-        if self.tty:
-            print(f"\r{line}", end="", file=sys.stderr, flush=True)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            print(file=sys.stderr)

@@ -1,0 +1,89 @@
+"""The progress line of `apollo run`: runs done, rate, time left and the running accuracy.
+
+On a terminal the line is redrawn in place; otherwise (a log file, CI) a plain line is
+written at most every ``interval`` seconds, and once at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from replay.metrics import SampleResult, could_not_complete, is_correct
+
+
+class Progress:
+    """Counts finished runs and draws the line; ``clock`` is injectable for tests."""
+
+    def __init__(self, total: int, resumed: list[SampleResult | None], *, stream: TextIO | None = None,
+                 interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.interval = interval
+        self.clock = clock
+        self.started = clock()
+        self.resumed = len(resumed)
+        self.done = 0
+        self.correct = self.graded = self.incomplete = 0
+        for result in resumed:
+            self._count(result)
+        self._last_line_at: float | None = None
+        if resumed:
+            print(f"apollo run: resuming, {len(resumed)}/{total} runs already finished", file=self.stream)
+        self._draw(force=True)
+
+    def advance(self, results: list[SampleResult | None]) -> None:
+        """Runs that finished since the last call (``None``: no readable submission)."""
+        if not results:
+            return
+        self.done += len(results)
+        for result in results:
+            self._count(result)
+        self._draw(force=False)
+
+    def close(self) -> None:
+        self._draw(force=not self.tty or self._last_line_at is None)
+        if self.tty:
+            print(file=self.stream)
+
+    def line(self) -> str:
+        finished = self.resumed + self.done
+        width = 30
+        filled = int(width * finished / max(1, self.total))
+        parts = [f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} runs"]
+        elapsed = self.clock() - self.started
+        if self.done and elapsed > 0:
+            rate = self.done / elapsed
+            parts.append(f"{rate:.2f} runs/s" if rate >= 0.1 else f"{60 * rate:.1f} runs/min")
+            parts.append(f"ETA {_clock(max(0, self.total - finished) / rate)}")
+        if self.graded:
+            parts.append(f"accuracy {self.correct / self.graded:.3f} ({self.correct}/{self.graded})")
+        if self.incomplete:
+            parts.append(f"{self.incomplete} could not complete")
+        return "  ".join(parts)
+
+    def _count(self, result: SampleResult | None) -> None:
+        if result is None or could_not_complete(result):
+            self.incomplete += 1
+        elif result.score is not None:
+            self.graded += 1
+            self.correct += is_correct(result)
+
+    def _draw(self, *, force: bool) -> None:
+        now = self.clock()
+        if self.tty:
+            print(f"\r{self.line()}\033[K", end="", file=self.stream, flush=True)
+            self._last_line_at = now
+        elif force or self._last_line_at is None or now - self._last_line_at >= self.interval:
+            print(self.line(), file=self.stream, flush=True)
+            self._last_line_at = now
+
+
+def _clock(seconds: float) -> str:
+    """``1:05:09`` or ``4:07``."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
