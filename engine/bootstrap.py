@@ -15,7 +15,8 @@ from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.engine_state import clear_state, live_engine_url, write_state
 from engine.errors import ConfigError, ConnectError
 from engine.eventlog.jetstream import JetStreamEventLog
-from engine.nats_server import NatsServerProcess
+from engine.eventlog.security import ClientSecurity
+from engine.nats_server import NatsServerProcess, embedded_secret
 from engine.tools import ToolRegistry
 from handlers.context import Services
 from handlers.table import ROUTES
@@ -93,6 +94,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
             ack_wait=settings.nats.ack_wait,
             connect_timeout=settings.nats.connect_timeout,
             manage_streams=manage_streams or server is not None,
+            security=client_security(settings, url),
         )
     except Exception:
         if server is not None:
@@ -111,11 +113,19 @@ def start_embedded_server(settings: Settings) -> NatsServerProcess:
     data_dir = default_data_dir(settings)
     store = Path(settings.nats.store_dir).expanduser() if settings.nats.store_dir else data_dir / "nats"
     server = NatsServerProcess(store_dir=store, fsync_always=settings.nats.fsync_always,
-                               die_with_parent=True).start()
+                               token=embedded_secret(data_dir, create=True), die_with_parent=True).start()
     write_state(data_dir, url=server.url, server_pid=server.process.pid if server.process else None,
                 store_dir=store)
     log.info("embedded_server_started", url=server.url, store_dir=str(store))
     return server
+
+
+def client_security(settings: Settings, url: str) -> ClientSecurity:
+    """The credentials and TLS this process presents at ``url``: the configured ones, or,
+    for this data dir's embedded server (``apollo up`` and its worker children), its secret."""
+    embedded = settings.nats.url is None or settings.nats.url == running_engine_url(settings)
+    token = embedded_secret(default_data_dir(settings)) if embedded and url.startswith("nats://127.0.0.1:") else None
+    return ClientSecurity.from_settings(settings.nats, embedded_token=token)
 
 
 def running_engine_url(settings: Settings) -> str | None:

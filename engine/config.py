@@ -172,6 +172,21 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ack_wait: float = 6.0
     """Seconds before an unacknowledged delivery is redelivered: how long a dead worker's
     events wait. Live workers signal in-progress every third of it (docs/workers.md)."""
+    creds_file: str | None = None
+    """NATS credentials file (JWT and NKey seed) of this process's role (deploy/README.md)."""
+    nkey_seed_file: str | None = None
+    """File holding an NKey seed (``SU...``) to sign the server's challenge with."""
+    user: str | None = None
+    password: str | None = None
+    """With ``user``: a role user of deploy/nats/auth.conf. Never logged or recorded."""
+    token: str | None = None
+    ca_file: str | None = None
+    """PEM CA bundle the server's certificate must chain to; setting it requires TLS."""
+    cert_file: str | None = None
+    key_file: str | None = None
+    """Client certificate and key for servers that verify clients (mutual TLS)."""
+    tls_hostname: str | None = None
+    """Name to check the server's certificate against (default: the URL's host)."""
     connect_timeout: float = 5.0
     """Seconds a command tries to reach NATS before it gives up with one line naming the URL."""
 
@@ -259,6 +274,14 @@ def _without_keys(value: Any) -> Any:
 ENV_KEYS: dict[str, tuple[str, ...]] = {
     "APOLLO_NATS_URL": ("nats", "url"),
     "APOLLO_NATS_STORE_DIR": ("nats", "store_dir"),
+    "APOLLO_NATS_CREDS": ("nats", "creds_file"),
+    "APOLLO_NATS_NKEY_SEED": ("nats", "nkey_seed_file"),
+    "APOLLO_NATS_USER": ("nats", "user"),
+    "APOLLO_NATS_PASSWORD": ("nats", "password"),
+    "APOLLO_NATS_TOKEN": ("nats", "token"),
+    "APOLLO_NATS_CA": ("nats", "ca_file"),
+    "APOLLO_NATS_CERT": ("nats", "cert_file"),
+    "APOLLO_NATS_KEY": ("nats", "key_file"),
     "APOLLO_NATS_CONNECT_TIMEOUT": ("nats", "connect_timeout"),
     "APOLLO_MODEL_URL": ("models", "policy", "base_url"),
     "APOLLO_MODEL": ("models", "policy", "model"),

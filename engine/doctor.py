@@ -108,7 +108,10 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
     """Server version, JetStream, stream settings (replicas, fsync), consumer lag, buckets."""
     import nats
 
-    from engine.bootstrap import running_engine_url
+    from engine.bootstrap import client_security, running_engine_url
+    from engine.errors import ConfigError
+    from engine.eventlog.jetstream import connection_encrypted
+    from engine.eventlog.security import connect_failure
 
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
@@ -122,6 +125,11 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
             )
         ]
     embedded = settings.nats.url is None
+    security = client_security(settings, url)
+    try:
+        options = security.connect_options()
+    except ConfigError as exc:
+        return [Check("nats", "credentials", "fail", str(exc), "fix the nats settings (APOLLO_NATS_* variables)")]
     try:
         nc = await asyncio.wait_for(
             nats.connect(
@@ -130,23 +138,53 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
                 allow_reconnect=False,
                 max_reconnect_attempts=0,
                 error_cb=_quiet,
+                **options,
             ),
             timeout * 2,
         )
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding
+        refused = connect_failure(exc, url, security)
         return [
             Check(
                 "nats",
                 "server",
                 "fail",
-                f"cannot connect to {url}: {exc or type(exc).__name__}",
-                "check the URL, that nats-server runs, and firewalls",
+                refused or f"cannot connect to {url}: {exc or type(exc).__name__}",
+                "check the role's credentials and CA bundle (deploy/README.md)"
+                if refused else "check the URL, that nats-server runs, and firewalls",
             )
         ]
     try:
-        return await _server_checks(nc, url, embedded, monitor_url, timeout, settings.nats.fsync_always)
+        return [
+            *await _server_checks(nc, url, embedded, monitor_url, timeout, settings.nats.fsync_always),
+            security_check(url, nc._server_info, security, encrypted=connection_encrypted(nc)),  # noqa: SLF001 - INFO has no public accessor
+        ]
     finally:
         await nc.close()
+
+
+def security_check(url: str, info: dict[str, Any], security: Any, *, encrypted: bool) -> Check:
+    """Is this connection authenticated and encrypted; does the server let anyone in?"""
+    host = urlsplit(url.split(",")[0]).hostname or ""
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    how = f"authenticated with {security.describe()}" if security.authenticated else "anonymous"
+    detail = f"{how}, {'encrypted (TLS)' if encrypted else 'not encrypted'}"
+    if not info.get("auth_required") and not loopback:
+        return Check(
+            "nats",
+            "access",
+            "warn",
+            f"!!! {host} accepts ANONYMOUS clients: anyone who reaches it can submit work, append any "
+            f"event or forge a rollout ({detail})",
+            "serve deploy/nats/*.conf (role users in auth.conf, TLS) and give each process its role's "
+            "credentials (deploy/README.md)",
+        )
+    if not encrypted and not loopback:
+        return Check(
+            "nats", "access", "warn", f"{detail}: credentials and events cross the network in clear",
+            "enable TLS on the server (deploy/nats/*.conf) and set APOLLO_NATS_CA",
+        )
+    return Check("nats", "access", "ok", detail)
 
 
 async def _server_checks(
@@ -539,7 +577,7 @@ async def ensure_streams(
     settings: Settings, *, replicas: int | None, definitions: Path | None = None
 ) -> dict[str, Any]:
     """Apply the definitions (create or update), then describe what exists."""
-    from engine.bootstrap import running_engine_url
+    from engine.bootstrap import client_security, running_engine_url
     from engine.errors import ConnectError
     from engine.eventlog.jetstream import JetStreamEventLog
     from engine.streams import Definitions
@@ -550,7 +588,7 @@ async def ensure_streams(
         raise ConnectError(msg)
     log = await JetStreamEventLog.connect(
         url, definitions=Definitions.load(definitions), replicas=replicas or settings.nats.replicas,
-        connect_timeout=settings.nats.connect_timeout,
+        connect_timeout=settings.nats.connect_timeout, security=client_security(settings, url),
     )
     try:
         return await describe(log.js, log.stream, [c["durable_name"] for c in log.definitions.consumers])

@@ -4,6 +4,7 @@ EngineError
  +-- ConfigError          invalid or missing settings
  +-- ServerError          the embedded nats-server could not start / was not found
  +-- ConnectError         NATS unreachable, or a server too old for the engine
+ |    +-- AccessDenied      the server refused a credential or a permission this client needs
  +-- StreamSetupError     stream/consumer/bucket definitions could not be applied
  +-- PublishError         an append was not acknowledged
  |    +-- RunMovedOn        another writer appended to the run first (optimistic check)
@@ -29,6 +30,10 @@ class ServerError(EngineError):
 
 class ConnectError(EngineError):
     """NATS is unreachable or unsuitable."""
+
+
+class AccessDenied(ConnectError):
+    """NATS refused this client's credentials, or a permission its job needs."""
 
 
 class StreamSetupError(EngineError):

@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -73,6 +74,8 @@ class NatsServerProcess:
     extra_args: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     log_file: Path | None = None
+    token: str | None = field(default=None, repr=False)
+    """Clients must present this token (the embedded server's per-data-dir secret)."""
     die_with_parent: bool = False
     """Linux: the kernel sends the server SIGTERM when the process that started it dies
     (even by SIGKILL), so an embedded server never outlives its apollo command."""
@@ -89,7 +92,7 @@ class NatsServerProcess:
             self.port = free_port()
         self.log_file = self.log_file or self.store_dir / "nats-server.log"
         config = self.store_dir / "apollo-nats.conf"
-        config.write_text(_config_text(self.port, self.store_dir, self.max_payload, self.fsync_always))
+        _write_private(config, _config_text(self.port, self.store_dir, self.max_payload, self.fsync_always, self.token))
         args = [str(binary), "-c", str(config), "-l", str(self.log_file), *self.extra_args]
         self.process = subprocess.Popen(  # noqa: S603 - our own pinned binary
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
@@ -146,7 +149,41 @@ def _terminate_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def _config_text(port: int, store_dir: Path, max_payload: int, fsync_always: bool) -> str:
+SECRET_FILE = "nats-secret"
+"""In the data dir: the token of the embedded server, readable by its owner only."""
+
+
+def embedded_secret(data_dir: Path, *, create: bool = False) -> str | None:
+    """The data dir's secret for its embedded server; made (mode 0600) when ``create``.
+
+    Another local user cannot read it, so cannot connect to this user's `apollo up`,
+    though the server listens on loopback where every user can reach it.
+    """
+    path = data_dir / SECRET_FILE
+    try:
+        secret = path.read_text().strip()
+    except FileNotFoundError:
+        secret = ""
+    except OSError as exc:
+        msg = f"cannot read the embedded server's secret {path}: {exc.strerror or exc}"
+        raise ServerError(msg) from exc
+    if secret or not create:
+        return secret or None
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(32)
+    _write_private(path, secret + "\n")
+    return secret
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a file only its owner can read (it holds a secret)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older file keeps its mode through O_CREAT
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+
+
+def _config_text(port: int, store_dir: Path, max_payload: int, fsync_always: bool, token: str | None = None) -> str:
     # Without fsync_always, JetStream writes reach the OS at once (a killed or restarted
     # server loses nothing) and are flushed to disk periodically; a 3-node cluster with
     # replicas 3 and fsync before ack is the configuration for production (deploy/).
@@ -158,6 +195,7 @@ def _config_text(port: int, store_dir: Path, max_payload: int, fsync_always: boo
         f'  store_dir: "{store_dir}"\n'
         f"{sync}"
         "}\n"
+        + (f'authorization {{\n  token: "{token}"\n}}\n' if token else "")
     )
 
 

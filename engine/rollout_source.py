@@ -3,8 +3,8 @@
 Example::
 
     async def main() -> None:
-        nc = await nats.connect("nats://127.0.0.1:4222")
-        source = await JetStreamRolloutSource.create(nc.jetstream(), durable="trainer-a")
+        settings = load_settings()  # APOLLO_NATS_URL, and the trainer's APOLLO_NATS_* credentials and CA
+        nc, source = await connect_trainer(settings.nats.url, security=ClientSecurity.from_settings(settings.nats))
         sub = RolloutSubscription(source, SubscriptionOptions(group_size=8))
         async for batch in sub:
             ...  # train, save checkpoint with batch.cursor, then:
@@ -26,10 +26,12 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 import structlog
+from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from engine.eventlog.jetstream import MISSING_PAYLOAD, PAYLOAD_HEADER
+from engine.eventlog.jetstream import MISSING_PAYLOAD, PAYLOAD_HEADER, connect_client, permitted
+from engine.eventlog.security import ClientSecurity
 from engine.streams import Definitions
 from events import DecodeError, TrajectorySealed, decode
 from events.subjects import SEALED_TRAJECTORIES, STREAM, subject_mismatch
@@ -102,6 +104,7 @@ class JetStreamRolloutSource:
     ) -> JetStreamRolloutSource:
         """Create (or bind to) the durable consumer and subscribe to it."""
         config = api.ConsumerConfig(
+            name=durable,  # with a name, the create request's subject carries the filter (roles grant it)
             durable_name=durable,
             filter_subject=filter_subject,
             ack_policy=api.AckPolicy.EXPLICIT,
@@ -174,6 +177,30 @@ class JetStreamRolloutSource:
         log.error("trajectory_rejected", seq=seq, subject=msg.subject, reason=reason)
         await msg.term()
         return None
+
+
+async def connect_trainer(
+    url: str | None, *, security: ClientSecurity | None = None, durable: str = "trainer", ack_wait: float = 60.0,
+    name: str = "apollo-trainer",
+) -> tuple[Client, JetStreamRolloutSource]:
+    """Connect with the trainer's credentials and TLS, then open its durable consumer.
+
+    Raises:
+        ConnectError: NATS unreachable or refusing the credentials or certificate (one line).
+        AccessDenied: the role may not create or read this durable consumer.
+    """
+    nc, client_events = await connect_client(url or "nats://127.0.0.1:4222", security=security, name=name)
+    opened: list[JetStreamRolloutSource] = []
+
+    async def open_source() -> None:
+        opened.append(await JetStreamRolloutSource.create(nc.jetstream(), durable=durable, ack_wait=ack_wait))
+
+    try:
+        await permitted(client_events, open_source())
+    except BaseException:
+        await nc.close()
+        raise
+    return nc, opened[0]
 
 
 def _seq(msg: Msg) -> int:

@@ -159,17 +159,20 @@ async def train(
 
 
 async def _main(args: argparse.Namespace) -> None:
-    import nats
     from transformers import AutoModelForCausalLM
 
-    from engine.rollout_source import JetStreamRolloutSource
+    from engine.config import load_settings
+    from engine.eventlog.security import ClientSecurity
+    from engine.rollout_source import connect_trainer
     from replay.training.tokens import load_tokenizer
 
-    nc = await nats.connect(args.nats_url)
+    # the trainer role's credentials and CA come from APOLLO_NATS_* (deploy/README.md)
+    nats_settings = load_settings().nats
+    nc, source = await connect_trainer(
+        args.nats_url, security=ClientSecurity.from_settings(nats_settings),
+        durable=args.durable, ack_wait=args.ack_wait,
+    )
     try:
-        source = await JetStreamRolloutSource.create(
-            nc.jetstream(), durable=args.durable, ack_wait=args.ack_wait
-        )
         model = AutoModelForCausalLM.from_pretrained(args.model, local_files_only=True)
         tokenizer = load_tokenizer(args.tokenizer or args.model)
         options = SubscriptionOptions(
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--nats-url", default="nats://127.0.0.1:4222")
+    p.add_argument("--nats-url", default=os.environ.get("APOLLO_NATS_URL", "nats://127.0.0.1:4222"))
     p.add_argument("--durable", default="trainer")
     p.add_argument("--model", required=True, help="local Hugging Face model folder")
     p.add_argument("--tokenizer", help="local tokenizer folder (default: the model's)")

@@ -7,6 +7,9 @@ connections pass these callbacks instead.
 
 from __future__ import annotations
 
+import asyncio
+import re
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -24,6 +27,11 @@ class ClientEvents:
         self.first_connect_failures: list[BaseException] | None = None
         """While set, failed attempts of the first connect are collected here, not logged:
         the caller reports the outcome once."""
+        self.refused: asyncio.Future[BaseException] | None = None
+        """Set with the first refusal a retry cannot fix (credentials, TLS trust) while connecting."""
+        self.is_refusal: Callable[[BaseException], bool] = lambda exc: False
+        self.permission_listeners: list[Callable[[str], None]] = []
+        """Called with the subject of each publish or subscription the server refused."""
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``."""
@@ -31,6 +39,14 @@ class ClientEvents:
                 "reconnected_cb": self.on_reconnected}
 
     async def on_error(self, exc: Exception) -> None:
+        if self.client is None and self.refused is not None and self.is_refusal(exc):
+            if not self.refused.done():
+                self.refused.set_result(exc)
+            return  # the connect reports it as one line; no log line per retry
+        refused_subject = permission_violation(exc)
+        if refused_subject is not None:
+            for listener in self.permission_listeners:
+                listener(refused_subject)
         if self.first_connect_failures is not None:
             self.first_connect_failures.append(exc)
             return
@@ -47,3 +63,36 @@ class ClientEvents:
 
     async def on_reconnected(self) -> None:
         log.info("nats_reconnected", client=self.name)
+
+
+_VIOLATION = re.compile(r'permissions violation for (?:publish|subscription) to "?([^"\s]+)"?', re.IGNORECASE)
+
+
+def permission_violation(exc: BaseException) -> str | None:
+    """The subject of a ``Permissions Violation`` error from the server, else ``None``.
+
+    nats-py lower-cases server errors; the JetStream API's own words get their capitals
+    back, so the subject reads as the one in the server's configuration.
+    """
+    match = _VIOLATION.search(str(exc))
+    if match is None:
+        return None
+    subject = match.group(1)
+    if not subject.startswith(("$js.", "$kv.", "$o.")):
+        return subject
+    return ".".join(_API_CASE.get(token, _bucket_case(token)) for token in subject.split("."))
+
+
+_API_CASE = {word.lower(): word for word in (
+    "$JS", "$KV", "$O", "API", "STREAM", "CONSUMER", "INFO", "CREATE", "UPDATE", "DELETE", "DURABLE", "MSG",
+    "NEXT", "GET", "DIRECT", "ACK", "FC", "PURGE", "NAMES", "LIST", "LEADER", "STEPDOWN", "SNAPSHOT",
+    "RESTORE", "PAUSE", "RESET", "APOLLO",
+)}
+
+
+def _bucket_case(token: str) -> str:
+    """``kv_apollo-handled`` -> ``KV_apollo-handled`` (JetStream's bucket stream prefixes)."""
+    for prefix in ("kv_", "obj_"):
+        if token.startswith(prefix):
+            return prefix.upper() + token[len(prefix):]
+    return token

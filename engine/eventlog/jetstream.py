@@ -18,11 +18,12 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from engine.errors import BusUnavailable, ConnectError, PublishError, RunMovedOn, StreamSetupError
+from engine.errors import AccessDenied, BusUnavailable, ConnectError, PublishError, RunMovedOn, StreamSetupError
 from engine.eventlog.client_events import ClientEvents
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
+from engine.eventlog.security import ClientSecurity, connect_failure
 from engine.eventlog.stored import record_of, report_unreadable
 from engine.eventlog.transient import RETRY_FOR_S, is_transient, retrying
 from engine.nats_server import MIN_SERVER_VERSION
@@ -93,6 +94,7 @@ class JetStreamEventLog:
         name: str = "apollo",
         manage_streams: bool = True,
         retry_for: float = RETRY_FOR_S,
+        security: ClientSecurity | None = None,
     ) -> JetStreamEventLog:
         """Connect, check the server, and apply stream/consumer/bucket definitions.
 
@@ -106,7 +108,7 @@ class JetStreamEventLog:
         JetStream errors (a failover) are retried for up to ``retry_for`` seconds.
         """
         client_events = ClientEvents(name)
-        nc = await _connect_within(url, connect_timeout, name, client_events)
+        nc = await _connect_within(url, connect_timeout, name, client_events, security)
         _check_server(nc)
         log = cls(
             nc,
@@ -117,13 +119,21 @@ class JetStreamEventLog:
         )
         try:
             if manage_streams:
-                await retrying(lambda: log._ensure(replicas, ack_wait), doing="apply stream definitions",
-                               within=retry_for)
-            else:
-                await retrying(log._bind, doing=f"open stream {log.stream}", within=retry_for)
+                try:
+                    await permitted(client_events, retrying(
+                        lambda: log._ensure(replicas, ack_wait), doing="apply stream definitions", within=retry_for
+                    ))
+                except AccessDenied as exc:  # a worker role: an admin applies the definitions
+                    _log.info("stream_definitions_left_to_admin", reason=str(exc))
+                    manage_streams = False
+            if not manage_streams:
+                await permitted(client_events, retrying(
+                    log._bind, doing=f"open stream {log.stream}", within=retry_for
+                ))
         except Exception:
             await nc.close()
             raise
+        log._publisher.watch_refusals(client_events)
         return log
 
     async def _bind(self) -> None:
@@ -508,30 +518,47 @@ class JetStreamEventLog:
         await self.nc.close()
 
 
-async def _connect_within(url: str, timeout: float, name: str, client_events: ClientEvents) -> Client:  # noqa: ASYNC109 - the whole connect's bound
+async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
+    url: str, timeout: float, name: str, client_events: ClientEvents, security: ClientSecurity | None = None
+) -> Client:
     """A connected client, or :class:`ConnectError` after ``timeout`` seconds of trying.
+
+    A refusal no retry can fix (credentials rejected or missing, an untrusted server
+    certificate) ends the connect at once, with one line saying what was refused.
 
     nats-py retries a failed first connect for ever when reconnecting is allowed, and
     reports each attempt through the error callback; here the attempts are counted
     quietly and the whole connect is bounded, so a dead URL ends a command with one line.
     """
     servers = [part.strip() for part in url.split(",") if part.strip()]
+    security = security or ClientSecurity()
+    options = security.connect_options()  # a bad setting fails before any attempt
     failures: list[BaseException] = []
     client_events.first_connect_failures = failures
+    client_events.refused = asyncio.get_running_loop().create_future()
+    client_events.is_refusal = lambda exc: connect_failure(exc, url, security) is not None
     nc = Client()
     try:
-        await asyncio.wait_for(
-            nc.connect(
-                servers,
-                connect_timeout=min(timeout, 5.0),
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                name=name,
-                **client_events.callbacks(),
+        await _unless_refused(
+            asyncio.wait_for(
+                nc.connect(
+                    servers,
+                    connect_timeout=min(timeout, 5.0),
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,
+                    name=name,
+                    **client_events.callbacks(),
+                    **options,
+                ),
+                timeout,
             ),
-            timeout,
+            client_events.refused,
         )
+    except _Refused as refused:
+        with contextlib.suppress(Exception):
+            await nc.close()
+        raise ConnectError(connect_failure(refused.exc, url, security) or str(refused.exc)) from refused.exc
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         with contextlib.suppress(Exception):
             await nc.close()
@@ -541,7 +568,70 @@ async def _connect_within(url: str, timeout: float, name: str, client_events: Cl
     finally:
         client_events.first_connect_failures = None
     client_events.client = nc
+    if security.tls and not connection_encrypted(nc):
+        await nc.close()
+        msg = f"NATS at {url} does not offer TLS, but a CA bundle or client certificate is configured"
+        raise ConnectError(msg)
     return nc
+
+
+class _Refused(Exception):  # noqa: N818 - carries the server's refusal
+    def __init__(self, exc: Any) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+async def connect_client(
+    url: str, *, security: ClientSecurity | None = None, name: str = "apollo",
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+) -> tuple[Client, ClientEvents]:
+    """A plain nats-py client connected as the event log connects (credentials, TLS, one-line
+    refusals), with its callbacks; for readers that use JetStream directly (a trainer)."""
+    client_events = ClientEvents(name)
+    nc = await _connect_within(url, connect_timeout, name, client_events, security)
+    return nc, client_events
+
+
+async def permitted(client_events: ClientEvents, attempt: Any) -> None:
+    """Await ``attempt``, ending it with :class:`AccessDenied` at the server's first
+    permission refusal (the refused JetStream request would otherwise time out and be retried)."""
+    refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def on_refusal(subject: str) -> None:
+        if not refused.done():
+            refused.set_result(subject)
+
+    client_events.permission_listeners.append(on_refusal)
+    try:
+        await _unless_refused(attempt, refused)
+    except _Refused as exc:
+        msg = f"NATS refused this client permission to publish to {exc.exc}"
+        raise AccessDenied(msg) from None
+    finally:
+        client_events.permission_listeners.remove(on_refusal)
+
+
+async def _unless_refused(attempt: Any, refused: asyncio.Future[Any]) -> None:
+    """Await ``attempt``; raise :class:`_Refused` (cancelling it) as soon as ``refused`` is set."""
+    task = asyncio.ensure_future(attempt)
+    try:
+        await asyncio.wait({task, refused}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise _Refused(refused.result())
+    task.result()
+
+
+def connection_encrypted(nc: Client) -> bool:
+    """Whether this connection runs over TLS (its socket transport carries an SSL object)."""
+    writer = getattr(getattr(nc, "_transport", None), "_io_writer", None)  # nats-py exposes no accessor
+    inner = getattr(writer, "transport", None)
+    return bool(inner is not None and inner.get_extra_info("ssl_object") is not None)
 
 
 def _connect_failure_reason(exc: BaseException) -> str:

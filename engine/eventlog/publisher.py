@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import itertools
 import time
+from typing import Any
 
 import msgspec
 from nats.aio.client import Client
@@ -25,6 +26,8 @@ from nats.aio.subscription import Subscription
 
 NO_RESPONDERS = 503
 """The status the server sends back when no stream listens on the subject."""
+PERMISSION_REFUSED = 403
+"""Not a JetStream answer: the server refused the publish by the client's permissions."""
 
 
 class PublishRefused(Exception):  # noqa: N818 - mirrors the server's wording
@@ -65,8 +68,8 @@ class StreamPublisher:
         self._timeout = timeout
         self._prefix = nc.new_inbox() + "."
         self._counter = itertools.count(1)
-        self._waiting: dict[str, tuple[float, int, asyncio.Future[Msg]]] = {}
-        """token -> (deadline, reconnects when sent, acknowledgement)"""
+        self._waiting: dict[str, tuple[float, int, asyncio.Future[Msg], str]] = {}
+        """token -> (deadline, reconnects when sent, acknowledgement, subject)"""
         self._sub: Subscription | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
@@ -84,13 +87,24 @@ class StreamPublisher:
                     await self._start()
         token = str(next(self._counter))
         reply = asyncio.get_running_loop().create_future()
-        self._waiting[token] = (time.monotonic() + self._timeout, self._nc.stats["reconnects"], reply)
+        self._waiting[token] = (time.monotonic() + self._timeout, self._nc.stats["reconnects"], reply, subject)
         try:
             await self._nc.publish(subject, data, reply=self._prefix + token, headers=headers)
             msg = await reply
         finally:
             self._waiting.pop(token, None)
         return _read_ack(msg)
+
+    def watch_refusals(self, client_events: Any) -> None:
+        """Fail at once the publishes the server refuses by permission (it never acknowledges them)."""
+        client_events.permission_listeners.append(self._refused)
+
+    def _refused(self, subject: str) -> None:
+        # nats-py reports the refused subject lower-cased
+        description = f"NATS refused this client permission to publish to {subject}"
+        for _, _, reply, sent_to in list(self._waiting.values()):
+            if not reply.done() and sent_to.lower() == subject.lower():
+                reply.set_exception(PublishRefused(PERMISSION_REFUSED, 0, description))
 
     async def close(self) -> None:
         """Stop listening; publishes still waiting fail with :class:`PublishTimeout`."""
@@ -124,7 +138,7 @@ class StreamPublisher:
 
     def _expire(self, now: float) -> None:
         reconnects = self._nc.stats["reconnects"]
-        for deadline, sent_at, reply in list(self._waiting.values()):
+        for deadline, sent_at, reply, _ in list(self._waiting.values()):
             if reply.done():
                 continue
             if deadline <= now:

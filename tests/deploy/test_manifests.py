@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,17 +10,23 @@ import pytest
 import yaml
 
 from engine.nats_server import find_server_binary
+from tests.support.secured_nats import role_passwords, shipped_config
+from tests.support.tls import make_tls_files
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-NATS_CONFIGS = sorted((DEPLOY / "nats").glob("*.conf"))
+NATS_CONFIGS = sorted(p for p in (DEPLOY / "nats").glob("*.conf") if p.name != "auth.conf")
+"""Server configs; auth.conf (the role users) is included by each of them."""
 K8S_FILES = sorted((DEPLOY / "k8s").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("config", NATS_CONFIGS, ids=lambda p: p.name)
-def test_nats_config_is_accepted_by_nats_server(config: Path) -> None:
-    """`nats-server -t -c` validates every shipped config."""
+def test_nats_config_is_accepted_by_nats_server(config: Path, tmp_path: Path) -> None:
+    """`nats-server -t -c` validates every shipped config (with auth.conf, its role passwords
+    in the environment and a test CA's certificates where /etc/nats/tls/ points)."""
+    copy = shipped_config(config.name, tmp_path / "conf", make_tls_files(tmp_path / "tls"))
     result = subprocess.run(
-        [str(find_server_binary()), "-t", "-c", str(config)], capture_output=True, text=True, check=False
+        [str(find_server_binary()), "-t", "-c", str(copy)], capture_output=True, text=True, check=False,
+        env={**os.environ, **role_passwords()},
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

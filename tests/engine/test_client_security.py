@@ -1,0 +1,159 @@
+"""Client credentials and TLS settings, the embedded server's secret, and the doctor's access check."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import nats
+import nats.errors
+import pytest
+
+from engine.bootstrap import client_security, open_runtime, start_embedded_server
+from engine.config import load_settings, validate
+from engine.doctor import security_check
+from engine.errors import ConfigError, ConnectError
+from engine.eventlog.client_events import permission_violation
+from engine.eventlog.security import ClientSecurity
+from engine.nats_server import SECRET_FILE, embedded_secret
+from tests.support.tls import make_tls_files
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def test_apollo_nats_variables_fill_the_security_settings(tmp_path: Path):
+    """Every APOLLO_NATS_* credential and TLS variable lands in its nats setting."""
+    env = {"APOLLO_NATS_CREDS": "/c", "APOLLO_NATS_NKEY_SEED": "/s", "APOLLO_NATS_USER": "worker",
+           "APOLLO_NATS_PASSWORD": "pw", "APOLLO_NATS_TOKEN": "tok", "APOLLO_NATS_CA": "/ca",
+           "APOLLO_NATS_CERT": "/cert", "APOLLO_NATS_KEY": "/key"}
+    nats_settings = load_settings(environ=env).nats
+    assert (nats_settings.creds_file, nats_settings.nkey_seed_file, nats_settings.user, nats_settings.password,
+            nats_settings.token, nats_settings.ca_file, nats_settings.cert_file, nats_settings.key_file) == (
+        "/c", "/s", "worker", "pw", "tok", "/ca", "/cert", "/key")
+
+
+def test_a_security_setting_of_the_wrong_type_names_the_key():
+    """A list where a file path belongs is refused naming nats.ca_file."""
+    with pytest.raises(ConfigError, match=r"nats\.ca_file"):
+        validate({"nats": {"ca_file": ["a", "b"]}})
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"ca_file": "/no/such/ca.pem"}, "nats.ca_file: /no/such/ca.pem does not exist"),
+        ({"creds_file": "/no/such.creds"}, "nats.creds_file: /no/such.creds does not exist"),
+        ({"user": "worker"}, "nats.user 'worker' has no nats.password"),
+        ({"password": "pw"}, "nats.password is set without nats.user"),
+        ({"user": "worker", "password": "pw", "token": "t"}, "set one way to authenticate, not user and token"),
+    ],
+)
+def test_bad_credential_settings_are_refused_naming_the_key(changes, message):
+    """Missing files, half a user and two ways at once are refused before any connect."""
+    with pytest.raises(ConfigError) as refused:
+        ClientSecurity(**changes).connect_options()
+    assert message in str(refused.value)
+    assert "pw" not in str(refused.value).replace("password", "")
+
+
+def test_a_certificate_without_its_key_is_refused(tmp_path: Path):
+    """A client certificate alone is refused: mutual TLS needs the key too."""
+    tls = make_tls_files(tmp_path)
+    with pytest.raises(ConfigError, match=r"cert_file and nats\.key_file go together"):
+        ClientSecurity(ca_file=str(tls.ca), cert_file=str(tls.client_cert)).connect_options()
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a certificate\n", b"\x00\xff" * 50])
+def test_a_ca_bundle_that_is_not_pem_is_refused(tmp_path: Path, garbage: bytes):
+    """Garbage in the CA bundle file is one line naming nats.ca_file."""
+    bundle = tmp_path / "ca.pem"
+    bundle.write_bytes(garbage)
+    with pytest.raises(ConfigError, match=r"nats\.ca_file: .* is not a PEM CA bundle"):
+        ClientSecurity(ca_file=str(bundle)).connect_options()
+
+
+def test_a_key_that_does_not_match_the_certificate_is_refused(tmp_path: Path):
+    """The server's key with the client's certificate is refused naming both settings."""
+    tls = make_tls_files(tmp_path)
+    with pytest.raises(ConfigError, match="are not a PEM certificate and its key"):
+        ClientSecurity(ca_file=str(tls.ca), cert_file=str(tls.client_cert),
+                       key_file=str(tls.server_key)).connect_options()
+
+
+def test_secrets_never_appear_in_the_description_or_repr():
+    """repr and describe() name the method, never the password or token."""
+    for security in (ClientSecurity(user="worker", password="s3cret-pw"), ClientSecurity(token="s3cret-tok")):
+        assert "s3cret" not in repr(security)
+        assert "s3cret" not in security.describe()
+
+
+def test_permission_violations_give_back_the_subject_with_its_capitals():
+    """nats-py lower-cases the server's error; the API subject reads as in the server config."""
+    error = nats.errors.Error('nats: permissions violation for publish to "$js.api.stream.info.kv_apollo-handled"')
+    assert permission_violation(error) == "$JS.API.STREAM.INFO.KV_apollo-handled"
+    assert permission_violation(nats.errors.Error("nats: timeout")) is None
+
+
+# -- the embedded server's secret ----------------------------------------------------------------
+
+
+def test_the_embedded_secret_is_made_once_and_readable_by_its_owner_only(tmp_path: Path):
+    """The secret file is mode 0600 and the same secret is read back."""
+    secret = embedded_secret(tmp_path, create=True)
+    path = tmp_path / SECRET_FILE
+    assert secret and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert embedded_secret(tmp_path) == secret
+    assert embedded_secret(tmp_path / "elsewhere") is None
+
+
+async def test_the_embedded_server_refuses_clients_without_the_data_dirs_secret(tmp_path: Path):
+    """Another local user (no access to the data dir) cannot connect; apollo's clients of the data dir can."""
+    settings = load_settings(environ={"APOLLO_DATA_DIR": str(tmp_path / "data")})
+    server = start_embedded_server(settings)
+    try:
+        config = Path(server.store_dir) / "apollo-nats.conf"
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600
+        with pytest.raises(nats.errors.Error):
+            await nats.connect(server.url, allow_reconnect=False, max_reconnect_attempts=0, connect_timeout=2)
+        assert client_security(settings, server.url).describe() == "the data dir's secret"
+        runtime = await open_runtime(settings, start_server=False, manage_streams=True)
+        await runtime.close()
+    finally:
+        server.stop()
+
+
+async def test_a_wrong_token_for_the_embedded_server_is_one_line(tmp_path: Path):
+    """A configured token the server does not know is refused naming the method, not the token."""
+    settings = load_settings(environ={"APOLLO_DATA_DIR": str(tmp_path / "data")})
+    server = start_embedded_server(settings)
+    try:
+        from engine.eventlog.jetstream import JetStreamEventLog
+
+        with pytest.raises(ConnectError, match="refused the credentials \\(a token\\)"):
+            await JetStreamEventLog.connect(server.url, security=ClientSecurity(token="guessed"))
+    finally:
+        server.stop()
+
+
+# -- the doctor's access check -----------------------------------------------------------------
+
+
+def test_doctor_warns_loudly_when_a_network_server_admits_anyone():
+    """A non-loopback server without auth_required is a loud warning naming the risk."""
+    check = security_check("nats://10.0.0.5:4222", {"auth_required": False}, ClientSecurity(), encrypted=False)
+    assert check.status == "warn"
+    assert "ANONYMOUS" in check.detail and "forge a rollout" in check.detail
+
+
+def test_doctor_accepts_an_open_loopback_server():
+    """A server only this host can reach is not flagged for anonymous access."""
+    check = security_check("nats://127.0.0.1:4222", {}, ClientSecurity(), encrypted=False)
+    assert check.status == "ok"
+    assert check.detail == "anonymous, not encrypted"
+
+
+def test_doctor_warns_when_credentials_cross_the_network_in_clear():
+    """Authenticated but unencrypted to another host: a warning to enable TLS."""
+    check = security_check("nats://nats-1:4222", {"auth_required": True}, ClientSecurity(user="w", password="p"),
+                           encrypted=False)
+    assert check.status == "warn" and "in clear" in check.detail

@@ -1,0 +1,275 @@
+"""Roles, credentials and TLS against a real nats-server running deploy/nats/single.conf
+(auth.conf's role users, TLS with a CA made for the test)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.commands import new_run_id, submission
+from engine.config import load_settings
+from engine.errors import AccessDenied, ConnectError, PublishError
+from engine.eventlog.jetstream import JetStreamEventLog
+from engine.eventlog.security import ClientSecurity
+from engine.models.fake_server import FakeOpenAIServer
+from engine.nats_server import find_server_binary
+from engine.rollout_source import connect_trainer
+from events.run import RunCompleted
+from events.subjects import subject_for_tag
+from tests.deploy.processes import REPO, spawn_worker, wait_finished, wait_pulling
+from tests.support.secured_nats import DEPLOY_NATS, SecuredServer, secured_server, shipped_config
+from tests.support.tls import make_tls_files
+from tests.training.conftest import trajectory
+
+pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
+
+ANSWER = "<answer>\\boxed{4}</answer>"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[SecuredServer]:
+    with secured_server(tmp_path / "secured") as running:
+        yield running
+
+
+@pytest.fixture
+async def admin_log(server: SecuredServer) -> AsyncIterator[JetStreamEventLog]:
+    """The admin has applied the stream definitions (`apollo streams ensure`)."""
+    log = await JetStreamEventLog.connect(server.url, security=server.role("admin"))
+    try:
+        yield log
+    finally:
+        await log.close()
+
+
+async def _client(server: SecuredServer, role: str) -> JetStreamEventLog:
+    return await JetStreamEventLog.connect(server.url, security=server.role(role), manage_streams=False)
+
+
+async def _stored_subjects(log: JetStreamEventLog) -> list[str]:
+    return [record.subject async for record in log.read_all()]
+
+
+# -- the shipped configuration -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["single.conf", "cluster-node1.conf"])
+def test_a_shipped_config_without_role_passwords_does_not_start(tmp_path: Path, name: str):
+    """Authorisation is on by default: no password variables, no server (never an open one)."""
+    tls = make_tls_files(tmp_path / "tls")
+    config = shipped_config(name, tmp_path / "conf", tls)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APOLLO_NATS_")}
+    checked = subprocess.run(  # noqa: S603 - the pinned nats-server
+        [str(find_server_binary()), "-t", "-c", str(config)], env=env, capture_output=True, text=True, check=False
+    )
+    assert checked.returncode != 0
+    assert "APOLLO_NATS_" in checked.stdout + checked.stderr
+
+
+def test_every_shipped_server_config_includes_the_roles_and_tls():
+    """Each server config includes auth.conf, has a client tls block, and clusters route over mutual TLS."""
+    for config in DEPLOY_NATS.glob("*.conf"):
+        if config.name == "auth.conf":
+            continue
+        text = config.read_text()
+        assert "include ./auth.conf" in text, config.name
+        assert "\ntls {" in text, config.name
+        if "cluster {" in text:
+            assert "verify_and_map: true" in text and 'user: "CN=apollo-route"' in text, config.name
+    assert "no_auth_user" not in (DEPLOY_NATS / "auth.conf").read_text()
+
+
+# -- who may connect -------------------------------------------------------------------------
+
+
+async def test_an_anonymous_client_cannot_connect(server: SecuredServer):
+    """No credentials: refused at once, with a line saying which variables to set."""
+    with pytest.raises(ConnectError, match=re.escape("requires credentials and none are configured")):
+        await JetStreamEventLog.connect(server.url, security=ClientSecurity(ca_file=str(server.tls.ca)))
+
+
+async def test_a_wrong_password_is_refused_naming_the_user(server: SecuredServer):
+    """A wrong password ends the connect at once, naming the user and never the password."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ConnectError) as refused:
+        await JetStreamEventLog.connect(server.url, security=server.role("worker", password="not-it"),
+                                        connect_timeout=20)
+    assert "refused the credentials (user 'worker')" in str(refused.value)
+    assert "not-it" not in str(refused.value)
+    assert loop.time() - started < 10, "refused credentials must not be retried until the connect timeout"
+
+
+async def test_a_server_certificate_from_another_ca_is_not_trusted(server: SecuredServer, tmp_path: Path):
+    """The client checks the server's certificate against its CA bundle; another CA fails naming it."""
+    other = make_tls_files(tmp_path / "other-ca")
+    with pytest.raises(ConnectError, match=re.escape(f"is not trusted by the CA bundle {other.ca}")):
+        await JetStreamEventLog.connect(server.url, security=server.role("viewer", ca_file=str(other.ca)))
+
+
+async def test_a_client_with_tls_configured_refuses_a_plaintext_server(nats_server):
+    """A CA bundle is configured, the server offers no TLS: the client does not fall back to clear text."""
+    ca = make_tls_files(Path(nats_server.store_dir) / "tls").ca
+    with pytest.raises(ConnectError, match=re.escape("does not offer TLS")):
+        await JetStreamEventLog.connect(nats_server.url, security=ClientSecurity(ca_file=str(ca)))
+
+
+# -- what each role may do -------------------------------------------------------------------
+
+
+async def test_a_submitter_submits_and_reads_its_run_but_cannot_forge_events(server, admin_log):
+    """Submitting works; a submitter's model.responded or trajectory.sealed is refused by the server."""
+    submitter = await _client(server, "submitter")
+    try:
+        run_id = new_run_id()
+        await submitter.append(submission(run_id, "What is 2 + 2?", ground_truth="4"))
+        assert [r.event.run_id for r in await submitter.read_run(run_id)] == [run_id]
+        for tag in ("model.responded", "trajectory.sealed"):
+            with pytest.raises(PublishError, match=re.escape(f"permission to publish to apollo.run.{run_id}.{tag}")):
+                await submitter.append_raw(subject_for_tag(run_id, tag), b"{}", msg_id=f"forged-{tag}")
+    finally:
+        await submitter.close()
+    assert await _stored_subjects(admin_log) == [subject_for_tag(run_id, "problem.submitted")]
+
+
+async def test_a_viewer_reads_but_cannot_append(server, admin_log):
+    """A viewer reads runs; its appends, even a submission, are refused."""
+    submitter = await _client(server, "submitter")
+    run_id = new_run_id()
+    try:
+        await submitter.append(submission(run_id, "What is 2 + 2?"))
+    finally:
+        await submitter.close()
+    viewer = await _client(server, "viewer")
+    try:
+        assert [r.subject for r in await viewer.read_run(run_id)] == [subject_for_tag(run_id, "problem.submitted")]
+        with pytest.raises(PublishError, match=re.escape("permission to publish")):
+            await viewer.append(submission(new_run_id(), "What is 2 + 2?"))
+        with pytest.raises(PublishError, match=re.escape("permission to publish")):
+            await viewer.append_raw(subject_for_tag(run_id, "run.completed"), b"{}", msg_id=f"{run_id}-done")
+    finally:
+        await viewer.close()
+    assert await _stored_subjects(admin_log) == [subject_for_tag(run_id, "problem.submitted")]
+
+
+async def test_a_trainer_consumes_sealed_trajectories_but_cannot_submit(server, admin_log):
+    """The trainer's durable consumer delivers and acknowledges trajectories; submitting is refused."""
+    worker = await _client(server, "worker")
+    try:
+        sealed = trajectory("g", 0)
+        await worker.append(sealed)
+    finally:
+        await worker.close()
+    nc, source = await connect_trainer(server.url, security=server.role("trainer"))
+    refused: list[BaseException] = []
+    try:
+        delivered = await source.fetch(4, timeout=5)
+        assert [d.event.event_id for d in delivered] == [sealed.event_id]
+        await delivered[0].ack()
+        nc._error_cb = _collect(refused)  # noqa: SLF001 - observe the server's refusal
+        await nc.publish(subject_for_tag(new_run_id(), "problem.submitted"), b"{}")
+        await nc.flush()
+        await _until(lambda: refused)
+        assert await source.ack_floor() >= 1
+    finally:
+        await nc.close()
+    assert "permissions violation for publish" in str(refused[0]).lower()
+    assert await _stored_subjects(admin_log) == [subject_for_tag(sealed.run_id, "trajectory.sealed")]
+
+
+async def test_a_trainer_cannot_open_another_durable(server, admin_log):
+    """Only the trainer's own durable name is open to it: another is refused with one line."""
+    with pytest.raises(AccessDenied, match=re.escape("CONSUMER.CREATE.APOLLO.apollo-workers")):
+        await connect_trainer(server.url, security=server.role("trainer"), durable="apollo-workers")
+
+
+async def test_a_worker_leaves_stream_definitions_to_the_admin(server, admin_log):
+    """A worker may not manage streams; it binds to what the admin made and appends run events."""
+    worker = await JetStreamEventLog.connect(server.url, security=server.role("worker"), manage_streams=True)
+    try:
+        run_id = new_run_id()
+        await worker.append(submission(run_id, "What is 2 + 2?"))
+        await worker.append_raw(subject_for_tag(run_id, "model.responded"), b"{}", msg_id=f"{run_id}-m")
+        with pytest.raises(PublishError, match=re.escape("permission to publish to apollo.policy.updated")):
+            await worker.append_raw("apollo.policy.updated", b"{}", msg_id=f"{run_id}-p")
+    finally:
+        await worker.close()
+
+
+async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, tmp_path: Path):
+    """`apollo worker` with the worker's credentials and CA solves a problem `apollo submit` sent."""
+    async with FakeOpenAIServer(lambda messages: ANSWER) as fake:
+        worker = spawn_worker(server.url, tmp_path / "w", "w0", model_url=fake.base_url, extra_env=server.env("worker"))
+        try:
+            await wait_pulling(admin_log.js, 1)
+            env = {**os.environ, **server.env("submitter"), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
+            submitted = await asyncio.to_thread(_apollo, ["submit", "What is 2 + 2?", "--answer", "4"], env)
+            assert submitted.returncode == 0, submitted.stderr
+            run_id = submitted.stdout.strip().splitlines()[-1]
+            await wait_finished(admin_log, [run_id])
+        finally:
+            worker.stop()
+    events = [r.event for r in await admin_log.read_run(run_id)]
+    assert any(isinstance(e, RunCompleted) for e in events)
+
+
+async def test_apollo_submit_as_a_viewer_ends_with_one_line(server, admin_log, tmp_path: Path):
+    """A permission refusal ends a command with one line naming the refused subject, no traceback."""
+    env = {**os.environ, **server.env("viewer"), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
+    done = await asyncio.to_thread(_apollo, ["submit", "What is 2 + 2?"], env)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert "permission to publish to apollo.run." in done.stderr
+
+
+async def test_apollo_submit_with_a_wrong_ca_ends_with_one_line(server, tmp_path: Path):
+    """An untrusted server certificate ends `apollo submit` with one line naming the CA bundle."""
+    other = make_tls_files(tmp_path / "other-ca")
+    env = {**os.environ, **server.env("submitter"), "APOLLO_NATS_CA": str(other.ca),
+           "APOLLO_DATA_DIR": str(tmp_path / "cli")}
+    done = await asyncio.to_thread(_apollo, ["submit", "What is 2 + 2?"], env)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert f"not trusted by the CA bundle {other.ca}" in done.stderr
+
+
+async def test_doctor_reports_an_authenticated_encrypted_connection(server, admin_log):
+    """`apollo doctor` with the viewer's credentials says how it is connected."""
+    from engine.doctor import check_nats
+
+    env = server.env("viewer")
+    settings = load_settings(environ=env)
+    checks = await check_nats(settings, monitor_url=None, timeout=3)
+    access = next(c for c in checks if c.name == "access")
+    assert access.status == "ok"
+    assert access.detail == "authenticated with user 'viewer', encrypted (TLS)"
+    assert env["APOLLO_NATS_PASSWORD"] not in repr(checks)
+
+
+def _apollo(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One `apollo` command in its own process, as a user runs it."""
+    return subprocess.run(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine", *args], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )
+
+
+def _collect(into: list[BaseException]):
+    async def on_error(exc: BaseException) -> None:
+        into.append(exc)
+
+    return on_error
+
+
+async def _until(condition, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a test's bound
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
