@@ -24,7 +24,7 @@ from engine.rollout_source import connect_trainer
 from events.run import RunCompleted
 from events.subjects import subject_for_tag
 from tests.deploy.processes import REPO, spawn_worker, wait_finished, wait_pulling
-from tests.support.secured_nats import DEPLOY_NATS, SecuredServer, secured_server, shipped_config
+from tests.support.secured_nats import DEPLOY_NATS, SecuredServer, role_passwords, secured_server, shipped_config
 from tests.support.tls import make_tls_files
 from tests.training.conftest import trajectory
 
@@ -273,3 +273,67 @@ async def _until(condition, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
         await asyncio.sleep(0.05)
+
+
+# -- the cluster's routes ------------------------------------------------------------------------
+
+
+def _cluster_node(tmp_path: Path, tls, node: int, ports: dict[str, int], *, route_cert=None) -> Path:
+    """deploy/nats/cluster-node<N>.conf (node 4: an intruder posing as node 1) on loopback ports."""
+    source = 1 if node == 4 else node
+    config = shipped_config(f"cluster-node{source}.conf", tmp_path / f"node{node}", tls,
+                            port=ports[f"client{node}"], http_port=ports[f"http{node}"])
+    text = config.read_text().replace("listen: 0.0.0.0:6222", f"listen: 127.0.0.1:{ports[f'route{node}']}")
+    for peer in (1, 2, 3):
+        text = text.replace(f"nats-route://nats-{peer}:6222", f"nats-route://localhost:{ports[f'route{peer}']}")
+    if route_cert is not None:
+        text = text.replace(f"{tls.ca.parent}/route.pem", str(route_cert[0]))
+        text = text.replace(f"{tls.ca.parent}/route-key.pem", str(route_cert[1]))
+        text = text.replace(f"server_name: nats-{source}", "server_name: intruder")
+    config.write_text(text)
+    return config
+
+
+def _routes_of(http_port: int) -> set[str]:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/routez", timeout=2) as answer:  # noqa: S310 - loopback monitor
+        return {route["remote_name"] for route in json.loads(answer.read())["routes"]}
+
+
+async def test_cluster_routes_need_the_route_certificate(tmp_path: Path):
+    """The three shipped nodes route to each other over mutual TLS; a node with another
+    certificate of the same CA is refused by route authorisation."""
+    from engine.nats_server import free_port
+
+    tls = make_tls_files(tmp_path / "tls")
+    ports = {f"{kind}{node}": free_port() for kind in ("client", "http", "route") for node in (1, 2, 3, 4)}
+    configs = [_cluster_node(tmp_path, tls, node, ports) for node in (1, 2, 3)]
+    configs.append(_cluster_node(tmp_path, tls, 4, ports, route_cert=(tls.server_cert, tls.server_key)))
+    env = {**os.environ, **role_passwords()}
+    processes = [
+        subprocess.Popen(  # noqa: S603, ASYNC220 - the pinned nats-server, started once
+            [str(find_server_binary()), "-c", str(config), "-l", str(config.with_suffix(".log"))],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for config in configs
+    ]
+    try:
+        async def routed() -> bool:
+            try:
+                return {"nats-1", "nats-3"} <= _routes_of(ports["http2"])
+            except OSError:
+                return False
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while not await routed():
+            assert asyncio.get_running_loop().time() < deadline, "the shipped nodes did not form a cluster"
+            await asyncio.sleep(0.2)
+        await _until(lambda: "authentication error" in configs[1].with_suffix(".log").read_text(), timeout=15)
+        assert "intruder" not in _routes_of(ports["http2"])
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(10)
