@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from engine.processes import alive
+from engine.processes import running
 
 log = structlog.get_logger("apollo.engine")
 
@@ -41,12 +41,12 @@ class EngineState:
 
     @property
     def owner_alive(self) -> bool:
-        return self.owner_pid is not None and _running(self.owner_pid)
+        return self.owner_pid is not None and running(self.owner_pid)
 
     @property
     def server_alive(self) -> bool:
         # The command line check keeps a reused pid (some other program) from being stopped.
-        return self.server_pid is not None and _running(self.server_pid) and _is_nats_server(self.server_pid)
+        return self.server_pid is not None and running(self.server_pid) and _is_nats_server(self.server_pid)
 
 
 def write_state(data_dir: Path, *, url: str, server_pid: int | None, store_dir: Path) -> None:
@@ -112,24 +112,13 @@ def _stop(pid: int | None) -> bool:
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + _SERVER_STOP_S
     while time.monotonic() < deadline:
-        if not _running(pid):
+        if not running(pid):
             return True
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     time.sleep(0.2)
-    return not _running(pid)
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an orphan's zombie waits for its new parent to reap it)."""
-    if not alive(pid):
-        return False
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return True
-    return fields[0] != "Z"
+    return not running(pid)
 
 
 def _command_line(pid: int) -> str | None:

@@ -21,10 +21,10 @@ import select
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Final
 
 from engine.processes import alive
@@ -150,13 +150,14 @@ class ProcessPoolGrader:
                 msg = "the grader is closed"
                 raise RuntimeError(msg)
             if self._pool is None:
-                executor = ProcessPoolExecutor(
-                    max_workers=self._workers,
-                    mp_context=self._context,
-                    initializer=_warm_up,
-                    initargs=(self._memory_limit, os.getpid()),
-                )
-                self._pool = _Pool(executor, self._workers)
+                with _terminal_signals_held():
+                    executor = ProcessPoolExecutor(
+                        max_workers=self._workers,
+                        mp_context=self._context,
+                        initializer=_warm_up,
+                        initargs=(self._memory_limit, os.getpid()),
+                    )
+                    self._pool = _Pool(executor, self._workers)
             return self._pool
 
     def _replace(self, broken: _Pool) -> None:
@@ -165,6 +166,25 @@ class ProcessPoolGrader:
             if self._pool is broken:
                 self._pool = None
         _stop(broken.executor)
+
+
+@contextmanager
+def _terminal_signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and hang-up (SIGINT, SIGHUP) in this thread while the pool starts.
+
+    A terminal sends them to the whole process group. The pool's helper processes (the
+    fork server, multiprocessing's resource tracker, the workers) inherit this thread's
+    signal mask, so they never see them and the owner shuts them down in order; a
+    resource tracker ended by SIGHUP would instead be restarted and print KeyError
+    tracebacks for every semaphore it never saw. The owner gets any held signal as soon
+    as the mask is restored.
+    """
+    held = {signal.SIGINT, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 async def _wait_all(futures: list[Future[bool]], timeout_s: float) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -15,6 +16,17 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie lingers until its new parent reaps it)."""
+    if not alive(pid):
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: alive is all we know
+    return state != "Z"
 
 
 def freeze_startup_heap() -> None:

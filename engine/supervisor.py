@@ -118,7 +118,10 @@ def _spawn_worker(
         args += ["--concurrency", str(concurrency)]
     if metrics_port is not None:
         args += ["--metrics-port", str(metrics_port)]
-    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent)  # noqa: S603, PLW1509 - our own module
+    # Its own session: Ctrl-C or a closed terminal reach `apollo up` only, which stops its
+    # children in order (a child still importing would print a KeyboardInterrupt traceback).
+    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent,  # noqa: S603, PLW1509 - our own module
+                            start_new_session=True)
 
 
 def _die_with_parent() -> None:
