@@ -116,6 +116,9 @@ def test_compose_services_reference_existing_files() -> None:
             source = volume.split(":")[0]
             if source in named_volumes:
                 continue
+            if source.startswith("./tls/"):  # the operator's certificates, never committed
+                assert (DEPLOY / "tls" / "README.md").is_file()
+                continue
             assert (DEPLOY / source).exists(), f"{name}: {source}"
         build = service.get("build")
         if build:
@@ -185,3 +188,49 @@ def test_serve_many_rejects_a_duplicate_port(tmp_path: Path) -> None:
         [str(DEPLOY / "vllm" / "serve-many.sh"), str(table), "--dry-run"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 2
+
+
+def test_compose_gives_each_apollo_service_its_role_and_the_ca() -> None:
+    """The stream set-up runs as admin, workers as worker; both check the server against the CA;
+    every NATS node gets the role passwords, its certificates and auth.conf."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert services["streams"]["environment"]["APOLLO_NATS_USER"] == "admin"
+    assert services["worker"]["environment"]["APOLLO_NATS_USER"] == "worker"
+    for name in ("streams", "worker"):
+        assert services[name]["environment"]["APOLLO_NATS_CA"] == "/etc/apollo/tls/ca.pem"
+    for node in ("nats-1", "nats-2", "nats-3"):
+        assert {f"APOLLO_NATS_{role}_PASSWORD" for role in ("SUBMITTER", "WORKER", "TRAINER", "VIEWER", "ADMIN")} \
+            <= services[node]["environment"].keys()
+        assert "./nats/auth.conf:/etc/nats/auth.conf:ro" in services[node]["volumes"]
+        assert "./tls:/etc/nats/tls:ro" in services[node]["volumes"]
+
+
+def test_helm_values_carry_the_shipped_roles_and_tls() -> None:
+    """The chart gets deploy/nats/auth.conf verbatim, TLS on client and route ports, and route authorisation."""
+    values = yaml.safe_load((DEPLOY / "k8s" / "nats-values.yaml").read_text())
+    assert values["configMap"]["merge"]["data"]["auth.conf"] == (DEPLOY / "nats" / "auth.conf").read_text()
+    assert values["config"]["merge"]["00$include"] == "auth.conf"
+    assert values["config"]["nats"]["tls"]["enabled"] is True
+    cluster = values["config"]["cluster"]
+    assert cluster["tls"]["enabled"] is True and cluster["tls"]["merge"]["verify_and_map"] is True
+    assert cluster["merge"]["authorization"]["user"] == "CN=apollo-route"
+    roles = ("SUBMITTER", "WORKER", "TRAINER", "VIEWER", "ADMIN")
+    assert {f"APOLLO_NATS_{role}_PASSWORD" for role in roles} <= values["container"]["env"].keys()
+
+
+def test_kubernetes_jobs_connect_with_their_role_and_the_ca() -> None:
+    """The stream set-up Job is admin, the workers are worker; both mount the CA their config names."""
+    docs = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "workers.yaml").read_text()) if d]
+    config = yaml.safe_load(next(d for d in docs if d["kind"] == "ConfigMap")["data"]["config.yaml"])
+    roles = {}
+    for doc in docs:
+        if doc["kind"] not in ("Job", "Deployment"):
+            continue
+        [container] = doc["spec"]["template"]["spec"]["containers"]
+        env = {item["name"]: item for item in container["env"]}
+        roles[doc["kind"]] = env["APOLLO_NATS_USER"]["value"]
+        assert env["APOLLO_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"] == roles[doc["kind"]]
+        mounts = {m["mountPath"] for m in container["volumeMounts"]}
+        assert str(Path(config["nats"]["ca_file"]).parent) in mounts
+    assert roles == {"Job": "admin", "Deployment": "worker"}
