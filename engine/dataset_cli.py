@@ -29,6 +29,7 @@ from engine.errors import EngineError
 from engine.processes import freeze_startup_heap
 from engine.progress import Progress
 from engine.run_identity import other_digests, settings_digest
+from engine.tracking import Trackers, flat_numbers, open_trackers, parse_kinds
 from events.base import Event
 from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
@@ -61,6 +62,9 @@ def register(subparsers: Any) -> None:
                      help="keep samples whose run could not be completed instead of retrying them")
     run.add_argument("--no-probe", action="store_true", help="do not check the model endpoint before starting")
     run.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    run.add_argument("--track", type=parse_kinds, default=[], metavar="KINDS",
+                     help="also log metrics to tensorboard and/or wandb (offline), comma-separated; "
+                          "a CSV beside the results file is always written")
     run.set_defaults(handler=_cmd_run)
 
 
@@ -104,6 +108,10 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         digest = settings_digest(settings_for_run(settings, run_config), workflow=args.workflow)
     except ValueError as exc:
         raise EngineError(str(exc)) from exc
+    out = Path(args.out or f"results/{load.name}-{args.workflow}.jsonl")
+    trackers = open_trackers(out.with_name(out.stem + "-metrics.csv"), args.track, name=f"{name}-{digest}",
+                             config={"dataset": load.name, "workflow": args.workflow, "samples": samples,
+                                     "settings_digest": digest, **flat_numbers(run_config)})
     engine_running = bool(settings.nats.url or running_engine_url(settings))
     if engine_running:
         print("apollo run: the running engine's workers run these runs with this command's settings "
@@ -118,14 +126,15 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         if not args.no_probe and any(job.run_id not in submitted for job in jobs):
             await _probe(settings, args.workflow)
         async with local_workers(runtime, enabled=not engine_running):
-            await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories)
+            await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories,
+                           trackers=trackers)
         for job in jobs:
             if job.run_id not in histories:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]
+        return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs], trackers)
     finally:
+        trackers.close()
         await runtime.close()
-    out = Path(args.out or f"results/{load.name}-{args.workflow}.jsonl")
-    return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs])
 
 
 def with_sampling_flags(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -268,7 +277,7 @@ def _endpoints(settings: Settings, workflow: str) -> list[Any]:
 
 async def _run_all(
     runtime: Runtime, jobs: list[_Job], args: argparse.Namespace, run_config: dict[str, Any], samples: int,
-    name: str, digest: str, *, histories: dict[str, list[Event]],
+    name: str, digest: str, *, histories: dict[str, list[Event]], trackers: Trackers,
 ) -> None:
     """Submit with at most ``concurrency`` runs open; finished runs are never redone.
 
@@ -302,11 +311,14 @@ async def _run_all(
                 histories[run_id] = events  # else a lagging replica: the report reads it again at the end
             results.append(sample_result(events))
         progress.advance(results)
+        if results:
+            trackers.log(progress.finished, progress.metrics())
     progress.close()
 
 
 def _report(
-    args: argparse.Namespace, out: Path, digest: str, samples: int, histories: list[tuple[str, list[Event]]]
+    args: argparse.Namespace, out: Path, digest: str, samples: int, histories: list[tuple[str, list[Event]]],
+    trackers: Trackers,
 ) -> int:
     """Write the results file, print the tables; exit status 1 when a sample could not be completed."""
     rows = [result_row(run_id, events) for run_id, events in histories]
@@ -317,6 +329,8 @@ def _report(
     stats = sampling_stats(results, k=samples) if results else None
     evolved = _evolve_report(dict(histories), out) if args.workflow == "evolve" else None
     incomplete = [r for r in results if could_not_complete(r)] + [None] * (len(histories) - len(results))
+    trackers.log(len(histories), flat_numbers({"final": to_jsonable(report), "evolve": {
+        key: (evolved or {}).get(key) for key in ("accuracy_by_round", "accuracy_by_branch")}}))
     if args.json:
         payload = {**to_jsonable(report), "sampling": stats_jsonable(stats) if stats else None,
                    "settings_digest": digest, "incomplete": len(incomplete), "results": str(out)}

@@ -13,6 +13,7 @@ MODULES = (
     "engine.dataset_cli",
     "engine.doctor",
     "engine.replay_cli",
+    "engine.report",
     "engine.plugins.cli",
 )
 

@@ -49,8 +49,23 @@ class Progress:
         if self.tty:
             print(file=self.stream)
 
+    @property
+    def finished(self) -> int:
+        """Runs finished, resumed ones included."""
+        return self.resumed + self.done
+
+    def metrics(self) -> dict[str, float]:
+        """The numbers on the line, for the trackers."""
+        numbers = {"runs_finished": float(self.finished), "could_not_complete": float(self.incomplete)}
+        elapsed = self.clock() - self.started
+        if self.done and elapsed > 0:
+            numbers["runs_per_s"] = self.done / elapsed
+        if self.graded:
+            numbers["accuracy"] = self.correct / self.graded
+        return numbers
+
     def line(self) -> str:
-        finished = self.resumed + self.done
+        finished = self.finished
         width = 30
         filled = int(width * finished / max(1, self.total))
         parts = [f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} runs"]

@@ -1,0 +1,146 @@
+"""`apollo report`: the numbers behind each plot, the page, garbage inputs, and the plots in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.report import render_report
+from replay.report_data import report_data
+from tests.cli.support import apollo
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PLOTS = ("accuracy", "scores", "usage", "rounds", "training")
+
+
+def _results() -> list[dict]:
+    """Six samples: gsm8k 3 of 4 right, aime24 0 of 2 right; and one that could not complete."""
+    rows = [{"run_id": f"g-{i}", "data_source": "gsm8k", "score": float(i < 3), "correct": i < 3, "steps": i + 1,
+             "tool_calls": i, "completed": True} for i in range(4)]
+    rows += [{"run_id": f"a-{i}", "data_source": "aime24", "score": 0.0, "correct": False, "steps": 4,
+              "tool_calls": 2, "completed": True} for i in range(2)]
+    return [*rows, {"run_id": "x", "data_source": "gsm8k", "score": None, "completed": False}]
+
+
+def _rounds() -> list[dict]:
+    return [{"branch": branch, "round": r, "correct": float(r >= i)} for i, branch in enumerate(("b0", "b1"))
+            for r in range(3)] + [{"branch": "b0", "round": 1, "correct": None}]
+
+
+def _training() -> list[dict]:
+    return [{"step": str(s), "loss": str(1 / (s + 1)), "reward/mean": str(s / 10)} for s in range(10)]
+
+
+def test_accuracy_per_source_has_a_standard_error_and_leaves_out_incomplete_samples() -> None:
+    """gsm8k 0.75 ± sqrt(.75*.25/4); aime24 0; the incomplete sample is counted apart."""
+    data = report_data(_results())
+    [aime, gsm] = data.sources
+    assert (gsm.source, gsm.samples, gsm.accuracy) == ("gsm8k", 4, 0.75)
+    assert gsm.stderr == pytest.approx((0.75 * 0.25 / 4) ** 0.5) and aime.accuracy == 0.0
+    assert data.incomplete == 1 and len(data.scores) == 6 and len(data.runs) == 6
+
+
+def test_rounds_are_averaged_per_branch_and_training_keeps_reward_columns() -> None:
+    """Ungraded rounds are skipped; only reward/score columns of the training CSV are plotted."""
+    data = report_data([], _rounds(), _training())
+    assert [(r.branch, r.round, r.mean) for r in data.rounds] == [("b0", 0, 1.0), ("b0", 1, 1.0), ("b0", 2, 1.0),
+                                                                   ("b1", 0, 0.0), ("b1", 1, 1.0), ("b1", 2, 1.0)]
+    assert list(data.training) == ["reward/mean"] and data.training["reward/mean"][-1] == (9.0, 0.9)
+
+
+def test_page_is_self_contained_with_one_figure_per_plot() -> None:
+    """Each plot is inline SVG in its section; nothing is fetched from a network."""
+    page = render_report(report_data(_results(), _rounds(), _training()))
+    for name in PLOTS:
+        assert re.search(rf"<section data-plot='{name}'><h2>[^<]+</h2><figure><svg", page), name
+    assert not re.search(r"(src|href)=['\"]https?:", page)
+
+
+def test_plots_without_data_say_so() -> None:
+    """A reasoning-only report has no evolve or training figure, and says so."""
+    page = render_report(report_data(_results()))
+    assert page.count("<svg") == 3 and page.count("no data") == 2
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("bad.jsonl", "not json\n", "bad.jsonl:1: not a JSON object"),
+    ("list.jsonl", "[1, 2]\n", "list.jsonl:1: not a JSON object"),
+    ("deep.jsonl", "[" * 100000 + "\n", "deep.jsonl:1: not a JSON object"),
+    ("binary.jsonl", b"\xff\xfe\x00", "cannot read"),
+])
+def test_garbage_results_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                            content: str | bytes, message: str) -> None:
+    """An unreadable results file ends with one error line naming it; no page is written."""
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert main(["report", "--results", str(path), "--out", str(tmp_path / "r.html")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and not (tmp_path / "r.html").exists()
+
+
+def test_training_csv_without_a_step_column_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A metrics CSV must have the step column the trackers write; the error lists what it has."""
+    path = tmp_path / "m.csv"
+    path.write_text("epoch,reward\n1,0.5\n")
+    assert main(["report", "--training", str(path), "--out", str(tmp_path / "r.html")]) == 1
+    assert "m.csv: no 'step' column (columns: epoch, reward)" in capsys.readouterr().err
+
+
+def test_a_missing_results_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A results file that is not there is named in the one error line."""
+    assert main(["report", "--results", str(tmp_path / "none.jsonl")]) == 1
+    assert f"cannot read {tmp_path / 'none.jsonl'}" in capsys.readouterr().err
+
+
+def test_report_from_a_results_file_and_its_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--results F` reads F and F's -rounds.jsonl beside it; `--training` adds the reward plot."""
+    results = tmp_path / "gsm8k-evolve.jsonl"
+    results.write_text("".join(json.dumps(row) + "\n" for row in _results()))
+    (tmp_path / "gsm8k-evolve-rounds.jsonl").write_text("".join(json.dumps(row) + "\n" for row in _rounds()))
+    training = tmp_path / "train.csv"
+    training.write_text("step,reward/mean\n" + "".join(f"{s},{s / 10}\n" for s in range(5)))
+    page = tmp_path / "r.html"
+    assert main(["report", "--results", str(results), "--training", str(training), "--out", str(page)]) == 0
+    assert page.read_text().count("<svg") == 5 and f"wrote {page}" in capsys.readouterr().err
+
+
+def test_report_of_runs_in_the_log_takes_prefixes(two_runs: Path, tmp_path: Path) -> None:
+    """Runs named by prefix are read from the log; an ambiguous prefix is one line."""
+    page = tmp_path / "runs.html"
+    code, _, err = apollo(two_runs, "report", "solve-abc", "solve-abd", "--out", str(page))
+    assert code == 0, err[-2000:]
+    assert "(2 runs, 0 training series)" in err and page.read_text().count("<svg") == 3
+    code, _, err = apollo(two_runs, "report", "solve-ab", "--out", str(page))
+    assert code == 1 and "run id prefix 'solve-ab' is ambiguous" in err
+    code, _, err = apollo(two_runs, "report", "no-such-run", "--out", str(page))
+    assert code == 1 and "unknown run 'no-such-run'" in err
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+def test_headless_chromium_renders_every_plot(tmp_path: Path) -> None:
+    """Chromium loads the page offline: each section holds a drawn SVG, and the screenshot shows the bars' colour."""
+    from matplotlib.image import imread
+
+    page = tmp_path / "report.html"
+    page.write_text(render_report(report_data(_results(), _rounds(), _training())), encoding="utf-8")
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    dom = subprocess.run([*command, "--dump-dom", page.as_uri()],  # noqa: S603 - fixed arguments
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    for name in PLOTS:
+        section = dom.stdout.split(f'data-plot="{name}"')[1].split("</section>")[0]
+        assert "<svg" in section and "<path" in section, name
+    shot = tmp_path / "shot.png"
+    done = subprocess.run([*command, f"--screenshot={shot}", "--window-size=1000,2800", page.as_uri()],  # noqa: S603
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    pixels = imread(str(shot))[:, :, :3]
+    blue = (abs(pixels[:, :, 0] - 0x1F / 255) < 0.03) & (abs(pixels[:, :, 1] - 0x77 / 255) < 0.03) & (
+        abs(pixels[:, :, 2] - 0xB4 / 255) < 0.03)
+    assert blue.sum() > 5000  # the accuracy and usage bars are drawn in tab:blue
