@@ -18,6 +18,7 @@ import structlog
 from engine.bootstrap import open_runtime
 from engine.config import Settings, default_data_dir
 from engine.processes import freeze_startup_heap
+from engine.run_activity import RunActivity
 
 log = structlog.get_logger("apollo.up")
 
@@ -45,6 +46,10 @@ async def serve(
     where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
     print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
     await _report_protections()
+    activity = RunActivity()  # one log line per run started / finished, and each model endpoint
+    roles = dict.fromkeys(["policy", *settings.models])
+    activity.endpoints_in({role: msgspec.to_builtins(settings.model_for(role)) for role in roles}, source="config")
+    await activity.subscribe(runtime.log.nc)
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=True)
     finally:
