@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.argtypes import whole_number
+from engine.config import Settings, default_data_dir
 from engine.rag.kb import KnowledgeBase
 from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
 from engine.rag.render import render_hits
@@ -46,9 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.set_defaults(handler=run_status)
 
 
-def run_build(args: argparse.Namespace) -> int:
+def run_build(args: argparse.Namespace, settings: Settings | None = None) -> int:
     """Build the chosen libraries, one line per library."""
-    kb = KnowledgeBase(args.data_dir)
+    kb = KnowledgeBase(_data_dir(args, settings), progress=_progress_printer())
     if kb.embedder is None:
         print("warning: embedding model unavailable, building BM25-only", file=sys.stderr)
     for library in args.libraries:
@@ -59,9 +61,9 @@ def run_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_query(args: argparse.Namespace) -> int:
-    """Print the hits for one query, as text or JSON."""
-    kb = KnowledgeBase(args.data_dir)
+def run_query(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    """Print the hits for one query, as text or JSON (a first query builds the index, saying so)."""
+    kb = KnowledgeBase(_data_dir(args, settings), progress=_progress_printer())
     try:
         hits = kb.search(args.library, args.query, args.top_k, "bm25" if args.bm25 else "fused")
     except (UnknownLibraryError, OSError) as exc:
@@ -85,10 +87,28 @@ def run_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_status(args: argparse.Namespace) -> int:
+def run_status(args: argparse.Namespace, settings: Settings | None = None) -> int:
     """Print the doctor-style status as JSON."""
-    print(json.dumps(KnowledgeBase(args.data_dir).status(), indent=2))
+    print(json.dumps(KnowledgeBase(_data_dir(args, settings)).status(), indent=2))
     return 0
+
+
+def _data_dir(args: argparse.Namespace, settings: Settings | None) -> Path | None:
+    """``--data-dir``, else ``rag`` under the engine's data dir (APOLLO_DATA_DIR), where the
+    workers' local_rag tool looks too (no settings: the knowledge base's own default)."""
+    if args.data_dir is not None or settings is None:
+        return args.data_dir
+    return default_data_dir(settings) / "rag"
+
+
+def _progress_printer() -> Callable[[str], None]:
+    """Build stages as ``apollo rag:`` lines on standard error, with the seconds so far."""
+    started = time.monotonic()
+
+    def say(line: str) -> None:
+        print(f"apollo rag: {line} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+
+    return say
 
 
 def _data_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -96,7 +116,7 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
         "--data-dir",
         type=Path,
         default=None,
-        help="where the knowledge base lives (default: the user data dir, apollo/rag)",
+        help="where the knowledge base lives (default: rag/ under APOLLO_DATA_DIR or the user data dir)",
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from engine.rag.embedder import Embedder, EmbedderUnavailable, load_embedder
 from engine.rag.index import Hit, LibraryIndex, Mode
 from engine.rag.libraries import SUPPORTED_LIBRARIES, installed_version, spec_for
-from engine.rag.store import build, default_data_dir, is_current, load, read_manifest
+from engine.rag.store import Progress, build, default_data_dir, is_current, load, read_manifest
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +23,12 @@ _UNSET: Any = object()
 class KnowledgeBase:
     """Per-library indexes under ``data_dir``, rebuilt when a library version changes."""
 
-    def __init__(self, data_dir: Path | None = None, embedder: Embedder | None = _UNSET) -> None:
+    def __init__(
+        self, data_dir: Path | None = None, embedder: Embedder | None = _UNSET, progress: Progress | None = None
+    ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.progress = progress
+        """Told each stage of a build (the CLI prints them; the tool's log has one line)."""
         self._embedder: Embedder | None = embedder
         self._embedder_error: str | None = None
         self._indexes: dict[str, LibraryIndex] = {}
@@ -49,15 +53,26 @@ class KnowledgeBase:
         with self._lock:
             if not rebuild and library in self._indexes:
                 return self._indexes[library]
+            manifest = read_manifest(self.data_dir, library)
+            announced = rebuild or manifest is None
+            if announced:  # before loading the embedding model, which takes seconds itself
+                self._announce_build(library)
             embedder = self.embedder
             stored = None
-            if not rebuild and is_current(read_manifest(self.data_dir, library), spec, embedder):
+            if not rebuild and is_current(manifest, spec, embedder):
                 stored = load(self.data_dir, library)
             if stored is None:
                 log.info("rag_library_building %s into %s", library, self.data_dir)
-                stored = build(self.data_dir, spec, embedder)
+                if not announced:
+                    self._announce_build(library)
+                stored = build(self.data_dir, spec, embedder, self.progress)
             index = self._indexes[library] = LibraryIndex(stored)
             return index
+
+    def _announce_build(self, library: str) -> None:
+        if self.progress is not None:
+            self.progress(f"building the {library} index in {self.data_dir} "
+                          "(first use or a new library version; kept for next time)")
 
     def search(self, library: str, query: str, top_k: int = 3, mode: Mode = "fused") -> list[Hit]:
         """Search one library (the library filter); unknown names raise UnknownLibraryError."""

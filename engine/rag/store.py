@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -79,13 +80,22 @@ def is_current(manifest: Manifest | None, spec: LibrarySpec, embedder: Embedder 
     )
 
 
-def build(data_dir: Path, spec: LibrarySpec, embedder: Embedder | None) -> StoredLibrary:
+Progress = Callable[[str], None]
+"""Receives one line per stage of a build (a first build takes tens of seconds)."""
+_EMBED_CHUNK: Final = 512
+
+
+def build(
+    data_dir: Path, spec: LibrarySpec, embedder: Embedder | None, progress: Progress | None = None
+) -> StoredLibrary:
     """Harvest ``spec``, embed its entries (when an embedder is given) and store them."""
+    say = progress or _silent
     started = time.monotonic()
+    say(f"{spec.name}: reading the installed documentation")
     entries = harvest(spec)
     embeddings = None
     if embedder is not None and entries:
-        embeddings = embedder.encode([embed_text(e) for e in entries])
+        embeddings = _embed(embedder, [embed_text(e) for e in entries], spec.name, say)
     manifest = Manifest(
         library=spec.name,
         version=installed_version(spec),
@@ -99,6 +109,19 @@ def build(data_dir: Path, spec: LibrarySpec, embedder: Embedder | None) -> Store
         "rag_library_built %s %s entries in %.1fs", spec.name, len(entries), manifest.build_seconds
     )
     return StoredLibrary(manifest=manifest, entries=entries, embeddings=embeddings)
+
+
+def _embed(embedder: Embedder, texts: list[str], library: str, say: Progress) -> np.ndarray:
+    """Embed in chunks, reporting after each (one call would be silent for many seconds)."""
+    parts = []
+    for start in range(0, len(texts), _EMBED_CHUNK):
+        say(f"{library}: embedding entries {start + 1}-{min(start + _EMBED_CHUNK, len(texts))} of {len(texts)}")
+        parts.append(embedder.encode(texts[start : start + _EMBED_CHUNK]))
+    return np.concatenate(parts)
+
+
+def _silent(_line: str) -> None:
+    return None
 
 
 def load(data_dir: Path, library: str) -> StoredLibrary | None:
