@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from engine.tracking import Trackers, open_trackers, parse_kinds
 from replay.training import RolloutSource, RolloutSubscription, SubscriptionOptions, TrainingCursor
 from replay.training.dataproto import collate
 from replay.training.tokens import TokenizationError, TokenOptions, tokenize_sample
@@ -94,6 +96,18 @@ def train_step(model: Any, optimizer: Any, data: Any, config: Any) -> float:
     return float(loss.item())
 
 
+def step_metrics(loss: float, trajectories: Sequence[Any], staleness: Iterable[int | None]) -> dict[str, float]:
+    """What one training step logs (staleness only when the rollouts know their policy version)."""
+    rewards = [t.reward for t in trajectories]
+    scores = [t.score for t in trajectories]
+    metrics = {"loss": loss, "reward/mean": sum(rewards) / max(1, len(rewards)),
+               "score/mean": sum(scores) / max(1, len(scores)), "trajectories": len(trajectories)}
+    known = [value for value in staleness if value is not None]
+    if known:
+        metrics["staleness/max"] = max(known)
+    return metrics
+
+
 def load_checkpoint(model: Any, directory: Path) -> TrainingCursor:
     """Restore weights and cursor (a fresh cursor when there is no checkpoint)."""
     cursor_path = directory / CURSOR_FILE
@@ -125,8 +139,13 @@ async def train(
     lr: float = 1e-6,
     max_steps: int | None = None,
     token_options: TokenOptions | None = None,
+    trackers: Trackers | None = None,
 ) -> list[float]:
-    """Follow ``source`` and train until it goes idle or ``max_steps``; returns the losses."""
+    """Follow ``source`` and train until it goes idle or ``max_steps``; returns the losses.
+
+    With ``trackers``, each step logs its loss, the batch's mean reward and score, and the
+    largest staleness (what `apollo report --training` plots).
+    """
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     config = actor_config(options.group_size)
     cursor = load_checkpoint(model, checkpoint_dir)
@@ -149,6 +168,8 @@ async def train(
                 # Off the event loop, so the subscription keeps heartbeating.
                 losses.append(await asyncio.to_thread(train_step, model, optimizer, data, config))
                 sub.policy_version = (sub.policy_version or 0) + 1
+                if trackers is not None:
+                    trackers.log(len(losses), step_metrics(losses[-1], batch.trajectories, stale.values()))
             save_checkpoint(model, batch.cursor, checkpoint_dir)
             await batch.commit()
             if max_steps is not None and len(losses) >= max_steps:
@@ -181,10 +202,15 @@ async def _main(args: argparse.Namespace) -> None:
             group_timeout=args.group_timeout,
             heartbeat_interval=args.ack_wait / 3,
         )
-        losses = await train(
-            source, model, tokenizer, checkpoint_dir=args.checkpoint_dir, options=options,
-            layout=args.layout, lr=args.lr, max_steps=args.max_steps,
-        )  # fmt: skip
+        trackers = open_trackers(args.metrics_csv or args.checkpoint_dir / "metrics.csv", args.track,
+                                 name=f"train-{args.durable}", config={"lr": args.lr, "group_size": args.group_size})
+        try:
+            losses = await train(
+                source, model, tokenizer, checkpoint_dir=args.checkpoint_dir, options=options,
+                layout=args.layout, lr=args.lr, max_steps=args.max_steps, trackers=trackers,
+            )  # fmt: skip
+        finally:
+            trackers.close()
         print(f"trained {len(losses)} steps")
         for seq, reason in source.rejected:  # unreadable trajectories are terminated, never trained
             print(f"not trainable: stream seq {seq}: {reason}")
@@ -208,6 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--lr", type=float, default=1e-6)
     p.add_argument("--ack-wait", type=float, default=60.0)
     p.add_argument("--max-steps", type=int)
+    p.add_argument("--metrics-csv", type=Path, help="per-step metrics CSV (default: CHECKPOINT_DIR/metrics.csv)")
+    p.add_argument("--track", type=parse_kinds, default=[], metavar="KINDS",
+                   help="also log to tensorboard and/or wandb (offline), comma-separated")
     asyncio.run(_main(p.parse_args(argv)))
 
 
