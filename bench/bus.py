@@ -7,6 +7,9 @@ Prints p50/p99 latency and events/s for:
 and the ratios engine/raw. Targets: append p50 <= 1.5x raw; handler round trip p50 <= 4x raw.
 Then 32 concurrent publishers: events/s and this process's CPU per publish for nats-py's
 ``js.publish`` (the baseline) and for ``append`` (acknowledgements on one shared inbox).
+Last, the cost of access control: append and handler round trip against deploy/nats/single.conf
+(TLS, worker and viewer role users) vs a plaintext server without users, in the same run
+(target <= 1.3x).
 
     .venv/bin/python bench/bus.py [--n 2000]
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import nats  # noqa: E402
+from nats.js import api  # noqa: E402
 
 from bench._common import nats_server, summary_ms  # noqa: E402
 from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
@@ -32,6 +37,7 @@ from events import ProblemSubmitted, RunStarted, encode  # noqa: E402
 from handlers.context import Services  # noqa: E402
 from handlers.routes import Route  # noqa: E402
 from tests.support.factories import submitted  # noqa: E402
+from tests.support.secured_nats import secured_server  # noqa: E402
 
 
 async def start(event: ProblemSubmitted, ctx):  # noqa: ANN001, ANN201 - benchmark route
@@ -122,6 +128,83 @@ async def compare_concurrent(log: JetStreamEventLog, n: int, body: bytes) -> Non
     print(f"append / js.publish  CPU per publish {append_cpu / raw_cpu:.2f}x   events/s {append_rate / raw_rate:.2f}x")
 
 
+async def handler_round_trips_seen_by(log: JetStreamEventLog, watcher: JetStreamEventLog, n: int) -> list[float]:
+    """As :func:`handler_round_trips`, the output seen through a JetStream consumer (what a
+    viewer role may read; it may not subscribe to run subjects directly)."""
+    waiting: dict[str, asyncio.Future[float]] = {}
+
+    async def seen(msg) -> None:  # noqa: ANN001 - nats callback
+        future = waiting.get(msg.subject.split(".")[2])
+        if future is not None and not future.done():
+            future.set_result(time.perf_counter())
+
+    sub = await watcher.js.subscribe("apollo.run.*.run.started", cb=seen, ordered_consumer=True,
+                                     config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW),
+                                     stream=watcher.stream)
+    dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
+                            DispatcherSettings(pull_timeout=5.0))
+    task = asyncio.create_task(dispatcher.run())
+    await asyncio.sleep(0.3)
+    samples = []
+    for i in range(n):
+        run_id = f"rs-{uuid.uuid4().hex[:8]}-{i}"
+        waiting[run_id] = asyncio.get_running_loop().create_future()
+        t0 = time.perf_counter()
+        await log.append(submitted(run_id))
+        samples.append(await asyncio.wait_for(waiting[run_id], 10) - t0)
+    dispatcher.stop()
+    await task
+    await sub.unsubscribe()
+    return samples
+
+
+class _Side:
+    """One server's connections for the access-control rows: the worker's log and a viewer."""
+
+    def __init__(self, log: JetStreamEventLog, watcher: JetStreamEventLog) -> None:
+        self.log, self.watcher = log, watcher
+        self.append: list[float] = []
+        self.handler: list[float] = []
+
+    @classmethod
+    async def open(cls, url: str, worker, viewer) -> _Side:  # noqa: ANN001 - ClientSecurity or None
+        log = await JetStreamEventLog.connect(url, security=worker, manage_streams=worker is None)
+        return cls(log, await JetStreamEventLog.connect(url, security=viewer, manage_streams=False))
+
+    async def close(self) -> None:
+        await self.watcher.close()
+        await self.log.close()
+
+
+async def compare_access_control(n: int, rounds: int = 4) -> None:
+    """Both servers up at once, measured in alternating rounds so drift on a shared host hits both."""
+    print("== access control: TLS + role credentials (deploy/nats/single.conf) vs plaintext without users;"
+          " both fsync before ack, as single.conf does")
+    with nats_server(fsync_always=True) as plain, tempfile.TemporaryDirectory() as folder, \
+            secured_server(Path(folder)) as secured:
+        admin = await JetStreamEventLog.connect(secured.url, security=secured.role("admin"))  # streams ensure
+        await admin.close()
+        sides = {"plaintext": await _Side.open(plain.url, None, None),
+                 "TLS + credentials": await _Side.open(secured.url, secured.role("worker"), secured.role("viewer"))}
+        try:
+            for side in sides.values():
+                await engine_appends(side.log, 200)  # warm-up
+            for _ in range(rounds):
+                for side in sides.values():
+                    side.append += await engine_appends(side.log, n // rounds)
+                    side.handler += await handler_round_trips_seen_by(side.log, side.watcher, max(50, n // 4 // rounds))
+        finally:
+            for side in sides.values():
+                await side.close()
+    stats = {}
+    for name, side in sides.items():
+        print(name)
+        stats[name] = (line("append", side.append), line("handler", side.handler))
+    (plain_append, plain_handler), (append, handler) = stats.values()
+    print(f"append  TLS / plaintext  p50 {append['p50'] / plain_append['p50']:.2f}x  (target <= 1.3x)")
+    print(f"handler TLS / plaintext  p50 {handler['p50'] / plain_handler['p50']:.2f}x  (target <= 1.3x)")
+
+
 def line(name: str, samples: list[float]) -> dict[str, float]:
     stats = summary_ms(samples)
     rate = len(samples) / sum(samples)
@@ -147,6 +230,7 @@ async def main(n: int) -> None:
             await compare_concurrent(log, 4 * n, body)
             await log.close()
         print()
+    await compare_access_control(n)
 
 
 if __name__ == "__main__":

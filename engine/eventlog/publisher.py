@@ -100,10 +100,9 @@ class StreamPublisher:
         client_events.permission_listeners.append(self._refused)
 
     def _refused(self, subject: str) -> None:
-        # nats-py reports the refused subject lower-cased
-        description = f"NATS refused this client permission to publish to {subject}"
         for _, _, reply, sent_to in list(self._waiting.values()):
-            if not reply.done() and sent_to.lower() == subject.lower():
+            if not reply.done() and sent_to.lower() == subject.lower():  # nats-py lower-cases the subject
+                description = f"NATS refused this client permission to publish to {sent_to}"
                 reply.set_exception(PublishRefused(PERMISSION_REFUSED, 0, description))
 
     async def close(self) -> None:
