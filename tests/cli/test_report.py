@@ -120,6 +120,8 @@ def test_report_of_runs_in_the_log_takes_prefixes(two_runs: Path, tmp_path: Path
     assert code == 1 and "run id prefix 'solve-ab' is ambiguous" in err
     code, _, err = apollo(two_runs, "report", "no-such-run", "--out", str(page))
     assert code == 1 and "unknown run 'no-such-run'" in err
+    code, _, err = apollo(two_runs, "report", "--model", "no-such-model", "--out", str(page))
+    assert code == 1 and "nothing to report: no finished runs or training rows match" in err
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
