@@ -110,21 +110,14 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
 
     from engine.bootstrap import client_security, running_engine_url
     from engine.errors import ConfigError
-    from engine.eventlog.jetstream import connection_encrypted
+    from engine.eventlog.jetstream import connect_failure_reason, connection_encrypted
     from engine.eventlog.security import connect_failure
 
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
-        return [
-            Check(
-                "nats",
-                "server",
-                "fail",
-                "no NATS URL configured and no `apollo up` running here",
-                "start `apollo up`, or set APOLLO_NATS_URL / --nats-url to your cluster",
-            )
-        ]
+        return [_embedded_fallback_check()]
     embedded = settings.nats.url is None
+    attempts: list[BaseException] = []
     security = client_security(settings, url)
     try:
         options = security.connect_options()
@@ -137,19 +130,21 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
                 connect_timeout=timeout,
                 allow_reconnect=False,
                 max_reconnect_attempts=0,
-                error_cb=_quiet,
+                error_cb=_collect(attempts),
                 **options,
             ),
             timeout * 2,
         )
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding
+        if attempts and isinstance(exc, TimeoutError | nats.errors.NoServersError):
+            exc = attempts[-1]  # the reason, where nats-py only says it gave up
         refused = connect_failure(exc, url, security)
         return [
             Check(
                 "nats",
                 "server",
                 "fail",
-                refused or f"cannot connect to {url}: {exc or type(exc).__name__}",
+                refused or f"cannot connect to {url}: {connect_failure_reason(exc)}",
                 "check the role's credentials and CA bundle (deploy/README.md)"
                 if refused else "check the URL, that nats-server runs, and firewalls",
             )
@@ -388,8 +383,34 @@ async def _fsync_check(
     )
 
 
-async def _quiet(exc: Exception) -> None:
-    """The connect failure is reported as a finding; nats-py need not log it too."""
+def _collect(attempts: list[BaseException]) -> Any:
+    """An error callback keeping each failed attempt (nats-py then raises a reasonless
+    "no servers available"); the finding reports the last one instead of a log line each."""
+    async def keep(exc: Exception) -> None:
+        attempts.append(exc)
+
+    return keep
+
+
+def _embedded_fallback_check() -> Check:
+    """No engine to check: commands that need one start their own (the server binary is
+    what they need then)."""
+    from engine.errors import EngineError
+    from engine.nats_server import find_server_binary, server_version
+
+    try:
+        binary = find_server_binary()
+        version = ".".join(map(str, server_version(binary)))
+    except (EngineError, OSError) as exc:
+        return Check("nats", "server", "fail",
+                     f"no `apollo up` runs here and no nats-server can be started: {exc}",
+                     "install nats-server (setup.sh does) or set APOLLO_NATS_URL / --nats-url")
+    return Check(
+        "nats", "server", "ok",
+        f"no `apollo up` runs here and no NATS URL is set: solve, run and the other commands start "
+        f"their own embedded nats-server ({binary}, {version}) with in-process workers; "
+        "submit and worker need `apollo up` (or APOLLO_NATS_URL)",
+    )
 
 
 def _default_monitor(url: str) -> str:
@@ -528,7 +549,9 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  #
 
 
 def _scripted_check(role: str, model: str) -> Check:
-    path = Path(model.removeprefix("scripted:"))
+    from engine.models.router import resolve_scripted_path
+
+    path = resolve_scripted_path(model.removeprefix("scripted:"))  # found the way solve finds it
     if not path.is_file():
         return Check(
             "models",

@@ -562,7 +562,7 @@ async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         with contextlib.suppress(Exception):
             await nc.close()
-        reason = _connect_failure_reason(failures[-1] if failures else exc)
+        reason = connect_failure_reason(failures[-1] if failures else exc)
         msg = f"cannot reach NATS at {url} within {timeout:g} s: {reason}"
         raise ConnectError(msg) from exc
     finally:
@@ -634,7 +634,7 @@ def connection_encrypted(nc: Client) -> bool:
     return bool(inner is not None and inner.get_extra_info("ssl_object") is not None)
 
 
-def _connect_failure_reason(exc: BaseException) -> str:
+def connect_failure_reason(exc: BaseException) -> str:
     """One line saying why a connection failed (``connection refused``, ``timed out``...)."""
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused (is nats-server running there?)"

@@ -108,11 +108,16 @@ class ModelRouter:
         return client
 
     def _resolve(self, spec: str) -> Path:
-        path = Path(spec).expanduser()
-        if path.is_absolute() or path.exists():
-            return path.resolve()
-        fallback = self._search_root / path
-        return fallback.resolve() if fallback.exists() else path.resolve()
+        return resolve_scripted_path(spec, self._search_root)
+
+
+def resolve_scripted_path(spec: str, search_root: Path = _REPO_ROOT) -> Path:
+    """The file of ``scripted:PATH``: as given, else from ``search_root`` (the checkout)."""
+    path = Path(spec).expanduser()
+    if path.is_absolute() or path.exists():
+        return path.resolve()
+    fallback = search_root / path
+    return fallback.resolve() if fallback.exists() else path.resolve()
 
 
 def endpoint_for(role: str, model: str, settings: Mapping[str, Any]) -> ModelEndpoint:

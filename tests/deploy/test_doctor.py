@@ -15,6 +15,7 @@ from engine.metrics import Metrics, MetricsServer
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats_server import NatsServerProcess, free_port
 
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "scripted" / "demo.json"
 PROTECTIONS = [
     "pid_namespace",
     "network_namespace",
@@ -34,19 +35,35 @@ def _by_name(checks: list[Check]) -> dict[str, Check]:
     return {c.name: c for c in checks}
 
 
-async def test_no_nats_is_an_essential_failure_with_a_fix(tmp_path: Path) -> None:
-    """Nothing configured and nothing running: FAIL, exit 1, and the fix names `apollo up`."""
+async def test_no_running_engine_says_commands_start_their_own(tmp_path: Path) -> None:
+    """Nothing configured and nothing running is fine: solve and run start an embedded server."""
     checks = await check_nats(_settings(tmp_path), monitor_url=None, timeout=1.0)
-    assert [c.status for c in checks] == ["fail"]
-    assert "apollo up" in checks[0].fix
-    assert exit_code(checks) == 1
+    assert [c.status for c in checks] == ["ok"]
+    assert "embedded nats-server" in checks[0].detail
+    assert "apollo up" in checks[0].detail  # what submit and worker need instead
+    assert exit_code(checks) == 0
+
+
+async def test_no_running_engine_and_no_server_binary_is_an_essential_failure(tmp_path: Path, monkeypatch) -> None:
+    """Without nats-server nothing can start an engine: FAIL with the fix."""
+    import engine.nats_server
+
+    def missing(explicit: str | None = None) -> Path:
+        raise engine.nats_server.ServerError("nats-server not found: run the set-up command")
+
+    monkeypatch.setattr(engine.nats_server, "find_server_binary", missing)
+    [check] = await check_nats(_settings(tmp_path), monitor_url=None, timeout=1.0)
+    assert check.status == "fail"
+    assert "nats-server not found" in check.detail
+    assert "install nats-server" in check.fix
 
 
 async def test_unreachable_nats_is_reported(tmp_path: Path) -> None:
-    """A URL nobody listens on fails with the URL in the message."""
+    """A URL nobody listens on fails with the URL and why (refused), not a bare "no servers"."""
     url = f"nats://127.0.0.1:{free_port()}"
     [check] = await check_nats(_settings(tmp_path, nats={"url": url}), monitor_url=None, timeout=1.0)
     assert check.status == "fail" and url in check.detail
+    assert "connection refused" in check.detail
 
 
 @pytest.mark.nats
@@ -141,6 +158,15 @@ async def test_unreachable_or_non_openai_model_endpoints_fail(tmp_path: Path) ->
     finally:
         server.stop()
     assert [c.status for c in checks] == ["fail", "fail"]
+
+
+async def test_a_relative_scripted_model_is_found_as_solve_finds_it(tmp_path: Path, monkeypatch) -> None:
+    """``scripted:examples/...`` run from another folder resolves from the checkout, like solve."""
+    monkeypatch.chdir(tmp_path)
+    settings = _settings(tmp_path, models={"policy": {"model": "scripted:examples/scripted/demo.json"}})
+    [check] = await check_models(settings, timeout=1.0)
+    assert check.status == "warn", check.detail
+    assert str(DEMO) in check.detail
 
 
 async def test_scripted_models_are_labelled_and_missing_scripts_fail(tmp_path: Path) -> None:
