@@ -155,7 +155,8 @@ def render_diff(diff: RunDiff, width: int = 60) -> str:
     if diff.same:
         lines.append("the runs behave identically (ids and timings aside)")
     else:
-        lines.append(f"first difference: event #{diff.index} (A seq {diff.seq_a} {diff.tag_a} | "
+        number = diff.index + 1 if diff.index is not None else None  # as `apollo show` numbers a run's events
+        lines.append(f"first difference: event {number} (A seq {diff.seq_a} {diff.tag_a} | "
                      f"B seq {diff.seq_b} {diff.tag_b})")
         lines.extend(f"  {line}" for line in diff.differences[:20])
     if diff.first_step is not None:

@@ -94,3 +94,11 @@ def test_garbage_fork_at_is_a_usage_error(at: str, capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit) as info:
         main(["fork", "r-1", "--at", at])
     assert info.value.code == 2 and "argument --at" in capsys.readouterr().err
+
+
+def test_diff_takes_prefixes_and_numbers_events_as_show_does(two_runs: Path) -> None:
+    """Two runs of different problems differ at their first event, numbered 1 like `apollo show`."""
+    code, out, err = _apollo(two_runs, "diff", "solve-abc", "solve-abd")
+    assert code == 0, err[-2000:]
+    assert "A: solve-abc1" in out and "B: solve-abd2" in out
+    assert "first difference: event 1 (A seq 1 problem.submitted" in out
