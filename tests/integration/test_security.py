@@ -337,3 +337,27 @@ async def test_cluster_routes_need_the_route_certificate(tmp_path: Path):
             process.terminate()
         for process in processes:
             process.wait(10)
+
+
+async def test_a_viewer_lists_shows_replays_and_exports_a_finished_run(server, admin_log, tmp_path: Path):
+    """The read-only commands work with the viewer's credentials on a run a worker finished under TLS."""
+    async with FakeOpenAIServer(lambda messages: ANSWER) as fake:
+        worker = spawn_worker(server.url, tmp_path / "w", "w0", model_url=fake.base_url, extra_env=server.env("worker"))
+        try:
+            await wait_pulling(admin_log.js, 1)
+            run_id = new_run_id()
+            submitter = await _client(server, "submitter")
+            try:
+                await submitter.append(submission(run_id, "What is 2 + 2?", ground_truth="4"))
+            finally:
+                await submitter.close()
+            await wait_finished(admin_log, [run_id])
+        finally:
+            worker.stop()
+    env = {**os.environ, **server.env("viewer"), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
+    for args in (["runs"], ["show", run_id], ["replay", run_id, "--verify"],
+                 ["export", "--format", "jsonl", "--out", str(tmp_path / "out.jsonl")]):
+        done = await asyncio.to_thread(_apollo, args, env)
+        assert done.returncode == 0, f"apollo {' '.join(args)}: {done.stderr}"
+        assert "permission" not in done.stderr.lower() and "violation" not in done.stderr.lower()
+    assert run_id in (tmp_path / "out.jsonl").read_text()
