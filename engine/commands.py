@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -146,6 +147,31 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
             result.update(status="failed", reason=event.reason)
     result.setdefault("status", "running")
     return result
+
+
+NO_WORKER_AFTER_S = 10.0
+"""How long a submission may wait for its first worker before the user is told none is there."""
+
+
+async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after: float = NO_WORKER_AFTER_S) -> None:
+    """After ``after`` seconds, say so once if the run is still untouched and no worker is alive.
+
+    A dead engine with its NATS still up (an ``apollo up`` elsewhere that died, workers
+    scaled to zero) would otherwise leave the command waiting with no word. Run it as a
+    task next to the wait; it only reads.
+    """
+    from engine.dispatcher import DispatcherSettings
+
+    await asyncio.sleep(after)
+    with contextlib.suppress(Exception):  # a hint, never a reason to fail the command
+        records, _ = await _read_run(runtime, run_id)
+        if len(records) > 1:
+            return  # a worker has taken it
+        if await runtime.log.workers_active(DispatcherSettings().consumer):
+            return
+        print(f"apollo: run {run_id} has waited {after:g} s and no worker is pulling work from {where}: "
+              "start one with `apollo up` (or `apollo worker --nats-url URL` on any host); "
+              "still waiting, Ctrl-C to stop", file=sys.stderr, flush=True)
 
 
 @contextlib.asynccontextmanager

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
 
 from engine.bootstrap import open_runtime, running_engine_url
 from engine.cli import problem_fields
-from engine.commands import local_workers, new_run_id, outcome, submission, submit, watch_run
+from engine.commands import (
+    local_workers,
+    new_run_id,
+    outcome,
+    submission,
+    submit,
+    warn_if_no_worker,
+    watch_run,
+)
 from engine.config import Settings
 from engine.render import summary
 from events.base import tag_of
@@ -18,7 +27,8 @@ from events.record import Recorded
 
 async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """Use a running engine when there is one; otherwise run everything in this process."""
-    engine_running = bool(settings.nats.url or running_engine_url(settings))
+    engine_url = settings.nats.url or running_engine_url(settings)
+    engine_running = engine_url is not None
     runtime = await open_runtime(settings, start_server=True)
     model = settings.model_for("policy").model
     if not args.json:
@@ -31,8 +41,14 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             event = submission(run_id, args.question, ground_truth=args.answer,
                                workflow=args.workflow, config=overrides, **problem_fields(args))
             await submit(runtime.log, event)
-            records = await watch_run(runtime, run_id, None if args.json else _print_step,
-                                      timeout=args.timeout)
+            hint = asyncio.create_task(warn_if_no_worker(runtime, run_id, f"NATS at {engine_url}")) \
+                if engine_running else None
+            try:
+                records = await watch_run(runtime, run_id, None if args.json else _print_step,
+                                          timeout=args.timeout)
+            finally:
+                if hint is not None:
+                    hint.cancel()
     finally:
         await runtime.close()
     result = outcome(records)

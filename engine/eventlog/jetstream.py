@@ -457,6 +457,12 @@ class JetStreamEventLog:
 
     # -- work queue ------------------------------------------------------------------
 
+    async def workers_active(self, consumer: str) -> bool:
+        """Whether any worker pulls from ``consumer`` (a pull request is open) or holds one
+        of its events (busy workers ask for no more): False means no worker is alive."""
+        info = await self.js.consumer_info(self.stream, consumer)
+        return bool(info.num_waiting or info.num_ack_pending)
+
     async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
         queue = self._queues.get(consumer)
         if queue is None:

@@ -1,0 +1,52 @@
+"""A submission nobody takes: the user is told no worker pulls from that NATS, and what to run."""
+
+from __future__ import annotations
+
+import asyncio
+
+from engine.bootstrap import open_runtime
+from engine.commands import submission, submit, warn_if_no_worker
+from engine.config import validate
+from engine.eventlog.jetstream import JetStreamEventLog
+
+
+def _settings(url: str, tmp_path):
+    return validate({"nats": {"url": url}, "data_dir": str(tmp_path)})
+
+
+async def _engine_streams(url: str) -> None:
+    """The stream and work consumer an engine would have made (then its workers died)."""
+    log = await JetStreamEventLog.connect(url)
+    await log.close()
+
+
+async def test_no_live_worker_is_reported_once_with_the_fix(nats_server, tmp_path, capsys) -> None:
+    """Streams exist but no worker pulls: one line naming the URL and `apollo up`."""
+    await _engine_streams(nats_server.url)
+    runtime = await open_runtime(_settings(nats_server.url, tmp_path), start_server=False)
+    try:
+        await submit(runtime.log, submission("r-alone", "What is 1+1?"))
+        await asyncio.wait_for(warn_if_no_worker(runtime, "r-alone", f"NATS at {nats_server.url}", after=0.1), 60)
+    finally:
+        await runtime.close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if "no worker" in line]
+    assert len(lines) == 1
+    assert nats_server.url in lines[0]
+    assert "apollo up" in lines[0]
+
+
+async def test_a_pulling_worker_means_no_hint(nats_server, tmp_path, capsys) -> None:
+    """A worker with a pull open (here: a bare work queue) is alive: nothing is printed."""
+    await _engine_streams(nats_server.url)
+    runtime = await open_runtime(_settings(nats_server.url, tmp_path), start_server=False)
+    worker = await JetStreamEventLog.connect(nats_server.url)
+    try:
+        queue = await worker.work_queue("apollo-workers")
+        pulling = asyncio.create_task(queue.pull(1, 30.0))  # a worker waiting for work
+        await asyncio.sleep(0.3)
+        await warn_if_no_worker(runtime, "r-unsubmitted", "NATS", after=0.1)
+        pulling.cancel()
+    finally:
+        await worker.close()
+        await runtime.close()
+    assert "no worker" not in capsys.readouterr().err
