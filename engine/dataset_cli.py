@@ -304,6 +304,7 @@ async def _run_all(
         finished = await _run_ids_with(runtime, "run.completed") | await _run_ids_with(runtime, "run.failed")
         newly = open_runs & finished
         open_runs -= newly
+        progress.waiting_on(open_runs)
         results = []
         for run_id in newly:
             events = [r.event for r in await runtime.log.read_run(run_id)]

@@ -13,6 +13,11 @@ from typing import TextIO
 
 from replay.metrics import SampleResult, could_not_complete, is_correct
 
+STALL_S = 10.0
+"""Seconds without a finished run after which the line names the runs it waits for."""
+STALL_NAMED = 3
+"""At most this many runs are named (more in flight is a busy run, not a stall)."""
+
 
 class Progress:
     """Counts finished runs and draws the line; ``clock`` is injectable for tests."""
@@ -31,6 +36,9 @@ class Progress:
         for result in resumed:
             self._count(result)
         self._last_line_at: float | None = None
+        self.open_runs: list[str] = []
+        """Runs submitted and not finished: what the line says it waits for."""
+        self._last_finish_at = self.started
         if resumed:
             print(f"apollo run: resuming, {len(resumed)}/{total} runs already finished", file=self.stream)
         self._draw(force=True)
@@ -40,9 +48,15 @@ class Progress:
         if not results:
             return
         self.done += len(results)
+        self._last_finish_at = self.clock()
         for result in results:
             self._count(result)
         self._draw(force=False)
+
+    def waiting_on(self, open_runs: set[str]) -> None:
+        """The runs in flight now (shown as a count; named once nothing has finished for a while)."""
+        self.open_runs = sorted(open_runs)
+        self._draw(force=False)  # a stalled run still gets its line every interval
 
     def close(self) -> None:
         self._draw(force=not self.tty or self._last_line_at is None)
@@ -78,7 +92,17 @@ class Progress:
             parts.append(f"accuracy {self.correct / self.graded:.3f} ({self.correct}/{self.graded})")
         if self.incomplete:
             parts.append(f"{self.incomplete} could not complete")
+        parts += self._waiting()
         return "  ".join(parts)
+
+    def _waiting(self) -> list[str]:
+        """``N in flight``; after ``STALL_S`` with no run finished, which runs it waits for."""
+        if not self.open_runs or self.finished >= self.total:
+            return []
+        stalled = self.clock() - self._last_finish_at
+        if stalled < STALL_S or len(self.open_runs) > STALL_NAMED:
+            return [f"{len(self.open_runs)} in flight"]
+        return [f"waiting {stalled:.0f} s on {', '.join(self.open_runs)} (apollo show RUN)"]
 
     def _count(self, result: SampleResult | None) -> None:
         if result is None or could_not_complete(result):
