@@ -119,8 +119,10 @@ async def test_consumer_lag_is_read_from_the_work_consumer(jetstream_log) -> Non
     metrics = Metrics(worker="w")
     watcher = asyncio.create_task(watch_consumer(jetstream_log, "apollo-workers", metrics, interval=0.05))
     try:
+        # The server counts a message as pending a moment after acknowledging its append:
+        # wait for the gauge to settle rather than take its first reading.
         for _ in range(100):
-            if metrics.consumer:
+            if metrics.consumer.get("pending") == 3:
                 break
             await asyncio.sleep(0.05)
     finally:
