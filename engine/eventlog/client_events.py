@@ -32,6 +32,7 @@ class ClientEvents:
         self.is_refusal: Callable[[BaseException], bool] = lambda exc: False
         self.permission_listeners: list[Callable[[str], None]] = []
         """Called with the subject of each publish or subscription the server refused."""
+        self._refusal_logged = False
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``."""
@@ -43,6 +44,15 @@ class ClientEvents:
             if not self.refused.done():
                 self.refused.set_result(exc)
             return  # the connect reports it as one line; no log line per retry
+        if self.client is not None and self.is_refusal(exc):
+            # credentials revoked or a certificate changed while reconnecting: nats-py keeps
+            # trying (a server restart may fix it), the log says so once, not per attempt
+            if not self._refusal_logged:
+                self._refusal_logged = True
+                lines = str(exc).strip().splitlines()
+                log.error("nats_refused", client=self.name, error=lines[0] if lines else type(exc).__name__,
+                          retrying="until the server accepts this client again")
+            return
         refused_subject = permission_violation(exc)
         if refused_subject is not None:
             for listener in self.permission_listeners:
@@ -62,6 +72,7 @@ class ClientEvents:
         log.warning("nats_disconnected", client=self.name)
 
     async def on_reconnected(self) -> None:
+        self._refusal_logged = False
         log.info("nats_reconnected", client=self.name)
 
 

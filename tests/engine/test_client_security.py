@@ -157,3 +157,22 @@ def test_doctor_warns_when_credentials_cross_the_network_in_clear():
     check = security_check("nats://nats-1:4222", {"auth_required": True}, ClientSecurity(user="w", password="p"),
                            encrypted=False)
     assert check.status == "warn" and "in clear" in check.detail
+
+
+async def test_a_refusal_while_reconnecting_is_logged_once_until_reconnected():
+    """Revoked credentials on reconnect: one error line, not one per attempt; again after a reconnect."""
+    from structlog.testing import capture_logs
+
+    from engine.eventlog.client_events import ClientEvents
+
+    events = ClientEvents("worker")
+    events.client = object()  # connected once
+    events.is_refusal = lambda exc: "authorization violation" in str(exc).lower()
+    with capture_logs() as logs:
+        for _ in range(5):
+            await events.on_error(nats.errors.Error("nats: 'Authorization Violation'"))
+        await events.on_reconnected()
+        await events.on_error(nats.errors.Error("nats: 'Authorization Violation'"))
+    refused = [entry for entry in logs if entry["event"] == "nats_refused"]
+    assert len(refused) == 2
+    assert refused[0]["error"] == "nats: 'Authorization Violation'"
