@@ -361,3 +361,44 @@ async def test_a_viewer_lists_shows_replays_and_exports_a_finished_run(server, a
         assert done.returncode == 0, f"apollo {' '.join(args)}: {done.stderr}"
         assert "permission" not in done.stderr.lower() and "violation" not in done.stderr.lower()
     assert run_id in (tmp_path / "out.jsonl").read_text()
+
+
+async def test_an_nkey_user_connects_with_its_seed_file_and_another_seed_is_refused(tmp_path: Path):
+    """NKeys instead of passwords (deploy/README.md): the role's seed file connects; another seed is one line."""
+    import nkeys
+
+    from engine.nats_server import free_port
+
+    def user_seed(name: str) -> tuple[Path, str]:
+        seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+        path = tmp_path / f"{name}.nk"
+        path.write_bytes(seed + b"\n")
+        path.chmod(0o600)
+        return path, nkeys.from_seed(seed).public_key.decode()
+
+    seed, public = user_seed("worker")
+    other, _ = user_seed("stranger")
+    port = free_port()
+    config = tmp_path / "nkeys.conf"
+    config.write_text(
+        f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: \"{tmp_path / 'store'}\" }}\n"
+        f"authorization {{ users: [ {{nkey: {public}}} ] }}\n"
+    )
+    process = subprocess.Popen(  # noqa: S603, ASYNC220 - the pinned nats-server, started once
+        [str(find_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"nats://127.0.0.1:{port}"
+    try:
+        log = None
+        deadline = asyncio.get_running_loop().time() + 15
+        while log is None:
+            try:
+                log = await JetStreamEventLog.connect(url, security=ClientSecurity(nkey_seed_file=str(seed)))
+            except ConnectError as exc:
+                assert "cannot reach" in str(exc) and asyncio.get_running_loop().time() < deadline
+        await log.close()
+        with pytest.raises(ConnectError, match=re.escape(f"refused the credentials (nkey seed {other})")):
+            await JetStreamEventLog.connect(url, security=ClientSecurity(nkey_seed_file=str(other)))
+    finally:
+        process.terminate()
+        process.wait(10)
