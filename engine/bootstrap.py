@@ -96,7 +96,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
             manage_streams=manage_streams or server is not None,
             security=client_security(settings, url),
         )
-    except Exception:
+    except BaseException:  # Ctrl-C while connecting too: never leave our server behind
         if server is not None:
             server.stop()
             _clear_state(settings, server)

@@ -307,8 +307,12 @@ def _end_like_ctrl_c() -> None:
     """SIGTERM and SIGHUP (a closed terminal) end a command as Ctrl-C does, so its clean-up
     runs: the embedded server stops and the grading pool shuts down (no leaked semaphores).
     `apollo up` and `apollo worker` replace these with a graceful stop."""
-    def as_interrupt(_signum: int, _frame: object) -> None:
-        signal.raise_signal(signal.SIGINT)
+    def as_interrupt(_signum: int, frame: Any) -> None:
+        on_ctrl_c = signal.getsignal(signal.SIGINT)  # asyncio's: cancel the main task
+        if callable(on_ctrl_c):
+            on_ctrl_c(signal.SIGINT, frame)
+        else:  # Ctrl-C ignored (started in the background): end all the same
+            raise KeyboardInterrupt
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, as_interrupt)

@@ -194,3 +194,31 @@ async def _wait_for_model_calls(model: FakeOpenAIServer) -> None:
     while not model.requests_total:
         assert loop.time() < deadline, "no model call was made"
         await asyncio.sleep(0.05)
+
+
+def _ignore_ctrl_c() -> None:
+    """What a shell does to a background job: SIGINT ignored (Python then keeps it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM], ids=lambda s: s.name)
+async def test_a_background_solve_ends_cleanly_on_hangup_or_sigterm(signum: signal.Signals, tmp_path) -> None:
+    """Even with Ctrl-C ignored, a closed terminal or SIGTERM ends solve with its server stopped."""
+    async with FakeOpenAIServer(DEMO, latency_ms=5000) as model:
+        env = _env(tmp_path, APOLLO_MODEL="fake-model", APOLLO_MODEL_URL=model.base_url)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "engine", "solve", "--from-dataset", str(GSM8K), env=env, cwd=ROOT,
+            start_new_session=True, preexec_fn=_ignore_ctrl_c,  # noqa: PLW1509 - the test's own child
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        seen: list[str] = []
+        await _read_until(process.stderr, "embedded_server_started", seen)
+        state = json.loads((tmp_path / STATE_FILE).read_text())
+        await _wait_for_model_calls(model)
+        os.killpg(process.pid, signum)
+        code, err = await _finish(process, seen)
+    assert code == 130, err
+    assert "apollo: interrupted" in err
+    _assert_quiet(err)
+    assert await _gone(state["server_pid"])
+    assert not (tmp_path / STATE_FILE).exists()
