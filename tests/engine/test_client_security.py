@@ -176,3 +176,30 @@ async def test_a_refusal_while_reconnecting_is_logged_once_until_reconnected():
     refused = [entry for entry in logs if entry["event"] == "nats_refused"]
     assert len(refused) == 2
     assert refused[0]["error"] == "nats: 'Authorization Violation'"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"APOLLO_NATS_CA": "/no/such/ca.pem"}, "nats.ca_file: /no/such/ca.pem does not exist"),
+        ({"APOLLO_NATS_USER": "worker"}, "nats.user 'worker' has no nats.password"),
+        ({"APOLLO_NATS_TOKEN": "t", "APOLLO_NATS_USER": "w", "APOLLO_NATS_PASSWORD": "p"},
+         "set one way to authenticate, not user and token"),
+    ],
+)
+def test_apollo_submit_with_bad_nats_variables_ends_with_one_line(tmp_path: Path, env, message):
+    """Garbage in the APOLLO_NATS_* variables: one line naming the setting, no traceback, exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.deploy.processes import REPO
+
+    done = subprocess.run(  # noqa: S603 - our own module
+        [sys.executable, "-m", "engine", "submit", "What is 2 + 2?"], cwd=REPO, capture_output=True, text=True,
+        env={**os.environ, "APOLLO_DATA_DIR": str(tmp_path), "APOLLO_NATS_URL": "nats://127.0.0.1:9", **env},
+        timeout=60, check=False,
+    )
+    assert done.returncode == 1
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
