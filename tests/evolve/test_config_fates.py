@@ -255,6 +255,11 @@ READERS: dict[str, str] = {
     "nats.max_event_bytes": "engine/bootstrap.py",
     "nats.fsync_always": "engine/bootstrap.py",
     "nats.ack_wait": "engine/bootstrap.py",
+    "nats.connect_timeout": "engine/bootstrap.py",
+    **{f"nats.{key}": "engine/eventlog/security.py" for key in (
+        "creds_file", "nkey_seed_file", "user", "password", "token", "ca_file", "cert_file", "key_file",
+        "tls_hostname",
+    )},
     "episode.max_steps": "handlers/episode/flow.py",
     "episode.history_length": "handlers/episode/flow.py",
     "episode.enable_python_code": "engine/tools.py",
