@@ -22,7 +22,7 @@ import msgspec
 
 from engine.argtypes import number, whole_number
 from engine.bootstrap import Runtime, open_runtime, running_engine_url, settings_for_run
-from engine.commands import local_workers, submission, submit
+from engine.commands import local_workers, submission, submit, warn_if_no_worker
 from engine.config import Settings, deep_merge, validate
 from engine.datasets import DatasetError, DatasetLoad, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
@@ -125,9 +125,18 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         jobs = await _plan(runtime, load, name, digest, samples, submitted, histories, retry=not args.no_retry_failed)
         if not args.no_probe and any(job.run_id not in submitted for job in jobs):
             await _probe(settings, args.workflow)
-        async with local_workers(runtime, enabled=not engine_running):
-            await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories,
-                           trackers=trackers)
+        fresh = [job.run_id for job in jobs if job.run_id not in histories]
+        # With outside workers, say so if none takes the first run (a dead `apollo up`, workers at zero).
+        hint = asyncio.create_task(warn_if_no_worker(
+            runtime, fresh[0], f"NATS at {settings.nats.url or running_engine_url(settings)}",
+        )) if engine_running and fresh else None
+        try:
+            async with local_workers(runtime, enabled=not engine_running):
+                await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories,
+                               trackers=trackers)
+        finally:
+            if hint is not None:
+                hint.cancel()
         for job in jobs:
             if job.run_id not in histories:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]

@@ -50,3 +50,35 @@ async def test_a_pulling_worker_means_no_hint(nats_server, tmp_path, capsys) -> 
         await worker.close()
         await runtime.close()
     assert "no worker" not in capsys.readouterr().err
+
+
+def test_a_dataset_run_with_no_worker_says_so(nats_server, tmp_path) -> None:
+    """`apollo run --nats-url` on a NATS whose workers are gone: one line naming the URL, not silence."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    asyncio.run(_engine_streams(nats_server.url))
+    dataset = tmp_path / "one.jsonl"
+    dataset.write_text(json.dumps({"problem": "What is 1+1?", "answer": "2"}) + "\n")
+    env = {**os.environ, "APOLLO_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "engine", "run", "--dataset", str(dataset), "--nats-url", nats_server.url,
+               "--out", str(tmp_path / "out.jsonl")]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                               cwd=tmp_path)
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and process.poll() is None:
+            line = process.stderr.readline()
+            seen.append(line)
+            if "no worker" in line:
+                break
+    finally:
+        process.kill()
+        process.communicate()
+    hint = [line for line in seen if "no worker" in line]
+    assert hint, "".join(seen)
+    assert nats_server.url in hint[0] and "apollo up" in hint[0]
