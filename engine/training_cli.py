@@ -19,7 +19,7 @@ from events.run import ProblemSubmitted, RunStarted
 from events.subjects import RUN_PREFIX, SEALED_TRAJECTORIES
 from replay.run_table import RunRow, run_row
 from replay.training.export import FORMATS, ExportReport, export_trajectories
-from replay.training.samples import INVALID_TURN_PENALTY, LAYOUTS, SampleOptions
+from replay.training.samples import INVALID_TURN_PENALTY, LAYOUTS, REWARD_SOURCES, SampleOptions
 
 
 def register(subparsers: Any) -> None:
@@ -40,6 +40,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--invalid-turn-penalty", type=float, default=INVALID_TURN_PENALTY)
     p.add_argument("--sft-min-score", type=float, default=1.0)
+    p.add_argument("--reward-source", choices=REWARD_SOURCES, default="ground_truth",
+                   help="outcome reward of each sample: the grade against the ground truth, or "
+                   "the verifiers' label-free vote (evolve runs)")
     p.add_argument("--run", action="append", dest="runs", metavar="RUN",
                    help="only this run (or an unambiguous prefix of its id); repeat for several")
     add_run_filter_arguments(p)
@@ -77,7 +80,8 @@ def export_events(events: Iterable[Any], args: argparse.Namespace,
     each row carries its run's ground truth when the run's submission is among ``events``."""
     events = list(events)
     options = SampleOptions(
-        invalid_turn_penalty=args.invalid_turn_penalty, sft_min_score=args.sft_min_score
+        invalid_turn_penalty=args.invalid_turn_penalty, sft_min_score=args.sft_min_score,
+        reward_source=getattr(args, "reward_source", "ground_truth"),
     )
     truths = {e.run_id: e.ground_truth for e in events if isinstance(e, ProblemSubmitted)}
     return export_trajectories(

@@ -81,6 +81,17 @@ class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"
     complete: bool = True
     """False when the episode ended without a graded answer (model failure etc.)."""
     role: str = "policy"
+    """``policy``, or ``verifier`` for an evolve round's verifier episode."""
     branch: str | None = None
     episode: str = "main"
     """Which episode of the run (evolve runs have several: rounds, verifiers)."""
+    graded: bool = True
+    """False when no ground truth was known: ``score`` and ``reward`` then say nothing."""
+    vote: float | None = None
+    """The verifiers' label-free reward (evolve runs): a policy trajectory's share of
+    approving verifiers, a verifier's 1.0 when it sided with the majority, else 0.0;
+    ``None`` when no vote was taken."""
+    round: int | None = None
+    """The evolve round the episode belongs to (``None`` outside evolve runs)."""
+    verifier: int | None = None
+    """The verifier's index within its round (verifier trajectories only)."""

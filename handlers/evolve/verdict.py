@@ -1,8 +1,9 @@
 """Deciders that turn verifier reports into a verdict, a memory entry and the round's end.
 
 VerifierReported (the N-th of the round, in stream order) -> VerdictReached, then the
-    aggregation call (several majority reports) or MemoryWritten + RoundCompleted
-ModelResponded / ModelCallFailed(aggregator) -> MemoryWritten + RoundCompleted
+    aggregation call (several majority reports) or MemoryWritten + TrajectorySealed
+    (policy, each verifier) + RoundCompleted
+ModelResponded / ModelCallFailed(aggregator) -> MemoryWritten + TrajectorySealed... + RoundCompleted
 
 Tie rule (``evolve.tie``), for an even split of 1s and 0s:
 ``reject`` (default) gives 0, ``accept`` gives 1, ``first`` takes verifier 0's verdict
@@ -27,6 +28,7 @@ from handlers.context import HandlerContext
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import render_aggregation_prompt
 from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
+from handlers.evolve.sealing import seal_round
 from handlers.evolve.verification import brief_of, judgment_of
 from handlers.evolve.view import RoundView, round_view
 
@@ -122,7 +124,8 @@ def complete_round(
     verdict: VerdictReached | None,
     representative: str,
 ) -> list[Event]:
-    """Write the round to memory (the vote is its score) and record the round's metrics."""
+    """Write the round to memory (the vote is its score), seal the round's trajectories
+    and record the round's metrics."""
     view = round_view(history, branch, round_)
     graded = view.graded
     answer = graded.answer if graded else None
@@ -153,7 +156,7 @@ def complete_round(
         done_reason=graded.done_reason if graded else "unknown",
         branch=branch,
     )
-    return [written, completed]
+    return [written, *seal_round(ctx, history, plan, view, verdict), completed]
 
 
 def _correctness(view: RoundView) -> float | None:

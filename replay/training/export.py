@@ -26,6 +26,7 @@ RL_COLUMNS = (
     "uid", "traj_uid", "run_id", "problem_id", "sample_index", "step", "is_action_valid",
     "episode_reward", "episode_length", "tool_callings", "score", "policy_version",
     "prompt_token_ids", "response_token_ids", "extra_info", "model", "ground_truth",
+    "role", "vote", "reward_source",
 )  # fmt: skip
 """Columns of ``per_turn`` and ``multi_turn`` exports, in order."""
 SFT_COLUMNS = (
@@ -89,6 +90,9 @@ def rl_row(sample: Sample, index: int, ground_truth: str | None = None) -> dict[
         "extra_info": _extra(sample, index),
         "model": sample.model,
         "ground_truth": ground_truth,
+        "role": sample.role,
+        "vote": sample.vote,
+        "reward_source": sample.reward_source,
     }
 
 
@@ -141,7 +145,7 @@ def _schema(layout: str) -> Any:
     types = [pa.string(), msg, pa.string(), msg, pa.float64(), pa.float64(), pa.string(),
              pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(), pa.int64(),
              pa.bool_(), pa.float64(), pa.int64(), pa.int64(), pa.float64(), pa.string(),
-             ids, ids, extra, pa.string(), pa.string()]  # fmt: skip
+             ids, ids, extra, pa.string(), pa.string(), pa.string(), pa.float64(), pa.string()]  # fmt: skip
     return pa.schema(list(zip(RL_COLUMNS, types, strict=True)))
 
 

@@ -17,6 +17,9 @@ from events import ChatMessage, TrajectorySealed, Turn
 
 Layout = Literal["per_turn", "multi_turn", "sft"]
 LAYOUTS: Final[tuple[str, ...]] = ("per_turn", "multi_turn", "sft")
+REWARD_SOURCES: Final[tuple[str, ...]] = ("ground_truth", "verifier_vote")
+"""Where a sample's outcome reward comes from: the grade against the ground truth, or the
+verifiers' label-free vote of an evolve run."""
 INVALID_TURN_PENALTY: Final = 0.1
 """Subtracted from an invalid turn's reward (the reference's ``invalid_action_penalty_coef``)."""
 
@@ -63,6 +66,11 @@ class Sample(msgspec.Struct, frozen=True, kw_only=True):
     response_logprobs: list[float] | None = None
     model: str = ""
     """The model that produced the trajectory."""
+    role: str = "policy"
+    """``policy``, or ``verifier`` for an evolve verifier episode."""
+    vote: float | None = None
+    """The verifiers' vote of the trajectory (whatever ``reward_source`` chose)."""
+    reward_source: str = "ground_truth"
 
     @property
     def reward(self) -> float:
@@ -103,6 +111,16 @@ class SampleOptions(msgspec.Struct, frozen=True, kw_only=True):
     """A trajectory is 'correct' for SFT when its score reaches this."""
     observation_role: str = "user"
     """Role of tool observations in the ``multi_turn`` chat (``user`` or ``tool``)."""
+    reward_source: str = "ground_truth"
+    """One of ``REWARD_SOURCES``; a trajectory without that reward is skipped with a reason."""
+
+    def __post_init__(self) -> None:
+        if self.reward_source not in REWARD_SOURCES:
+            msg = (
+                f"unknown reward source {self.reward_source!r}; "
+                f"expected one of {', '.join(REWARD_SOURCES)}"
+            )
+            raise ValueError(msg)
 
 
 def build_samples(
@@ -124,7 +142,7 @@ def build_samples(
         return SampleSet(samples=[_turn_sample(trajectory, t, opts) for t in trajectory.turns])
     if layout == "multi_turn":
         return SampleSet(samples=[_chat_sample(trajectory, opts)])
-    return _sft_samples(trajectory)
+    return _sft_samples(trajectory, opts)
 
 
 def build_many(
@@ -142,9 +160,20 @@ def _skip_reason(t: TrajectorySealed, layout: str, opts: SampleOptions) -> str |
         return f"incomplete trajectory (done_reason={t.done_reason})"
     if not t.turns:
         return "trajectory has no turns"
-    if layout == "sft" and t.score < opts.sft_min_score:
-        return f"not correct for sft (score {t.score} < {opts.sft_min_score})"
+    if opts.reward_source == "ground_truth" and not t.graded:
+        return "no ground truth was known (try reward_source verifier_vote)"
+    if opts.reward_source == "verifier_vote" and t.vote is None:
+        return "no verifier vote was taken (try reward_source ground_truth)"
+    if layout == "sft" and _outcome(t, opts) < opts.sft_min_score:
+        return f"not correct for sft ({opts.reward_source} {_outcome(t, opts)} < {opts.sft_min_score})"
     return None
+
+
+def _outcome(t: TrajectorySealed, opts: SampleOptions) -> float:
+    """The trajectory's reward from the chosen source (checked present by ``_skip_reason``)."""
+    if opts.reward_source == "verifier_vote":
+        return t.vote if t.vote is not None else 0.0
+    return t.reward
 
 
 def _skipped(t: TrajectorySealed, reason: str, step: int | None = None) -> Skipped:
@@ -153,7 +182,8 @@ def _skipped(t: TrajectorySealed, reason: str, step: int | None = None) -> Skipp
     )
 
 
-def _common(t: TrajectorySealed) -> dict[str, object]:
+def _common(t: TrajectorySealed, opts: SampleOptions) -> dict[str, object]:
+    reward = _outcome(t, opts)
     return {
         "uid": t.group_id,
         "traj_uid": t.event_id,
@@ -161,13 +191,16 @@ def _common(t: TrajectorySealed) -> dict[str, object]:
         "problem_id": t.problem_id,
         "data_source": t.data_source,
         "sample_index": t.sample_index,
-        "outcome_reward": t.reward,
-        "episode_reward": t.reward,
+        "outcome_reward": reward,
+        "episode_reward": reward,
         "episode_length": len(t.turns),
         "tool_callings": sum(1 for turn in t.turns if turn.tool),
         "score": t.score,
         "policy_version": t.policy_version,
         "model": t.model,
+        "role": t.role,
+        "vote": t.vote,
+        "reward_source": opts.reward_source,
     }
 
 
@@ -192,7 +225,7 @@ def _turn_sample(t: TrajectorySealed, turn: Turn, opts: SampleOptions) -> Sample
         response=[_reply(turn, opts)],
         is_action_valid=turn.valid,
         response_logprobs=turn.response_logprobs,
-        **_common(t),  # type: ignore[arg-type]
+        **_common(t, opts),  # type: ignore[arg-type]
     )
 
 
@@ -216,11 +249,11 @@ def _chat_sample(t: TrajectorySealed, opts: SampleOptions) -> Sample:
         prompt_token_ids=first.prompt_token_ids,
         response=segments,
         is_action_valid=all(turn.valid for turn in t.turns),
-        **_common(t),  # type: ignore[arg-type]
+        **_common(t, opts),  # type: ignore[arg-type]
     )
 
 
-def _sft_samples(t: TrajectorySealed) -> SampleSet:
+def _sft_samples(t: TrajectorySealed, opts: SampleOptions) -> SampleSet:
     out = SampleSet()
     for turn in t.turns:
         if not turn.valid:
@@ -235,7 +268,7 @@ def _sft_samples(t: TrajectorySealed) -> SampleSet:
                 prompt_token_ids=turn.prompt_token_ids,
                 response=[reply],
                 is_action_valid=True,
-                **_common(t),  # type: ignore[arg-type]
+                **_common(t, opts),  # type: ignore[arg-type]
             )
         )
     return out

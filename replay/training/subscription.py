@@ -117,11 +117,17 @@ class SubscriptionOptions(msgspec.Struct, frozen=True, kw_only=True):
     """End the iteration after this long without deliveries (``None``: follow forever)."""
     heartbeat_interval: float = 10.0
     """Seconds between ``in_progress`` calls on held deliveries (keep below ``ack_wait``)."""
+    reward_source: str = "ground_truth"
+    """Outcome reward of ``TrainingBatch.samples``: one of ``REWARD_SOURCES``."""
+    roles: tuple[str, ...] | None = None
+    """Train only trajectories of these roles (evolve runs seal ``policy`` and ``verifier``
+    ones); others are acknowledged and recorded as skipped. ``None`` trains every role."""
 
     def __post_init__(self) -> None:
         if self.group_size < 1 or self.groups_per_batch < 1 or self.fetch_size < 1:
             msg = "group_size, groups_per_batch and fetch_size must be >= 1"
             raise ValueError(msg)
+        SampleOptions(reward_source=self.reward_source)  # refuses an unknown source
 
 
 class Rollout(msgspec.Struct, frozen=True, kw_only=True):
@@ -201,8 +207,10 @@ class TrainingBatch:
         return self._sub.cursor_through(self.number)
 
     def samples(self, layout: str, options: SampleOptions | None = None) -> SampleSet:
-        """Training samples of this batch (failed trajectories come back as skipped)."""
-        return build_many(self.trajectories, layout, options)
+        """Training samples of this batch (failed trajectories come back as skipped); without
+        ``options``, rewards come from the subscription's ``reward_source``."""
+        opts = options or SampleOptions(reward_source=self._sub.options.reward_source)
+        return build_many(self.trajectories, layout, opts)
 
     def staleness_of(self) -> dict[str, int | None]:
         """Trajectory event id -> staleness."""
@@ -347,6 +355,10 @@ class RolloutSubscription:
         event: Any = d.event
         if not isinstance(event, TrajectorySealed):
             await self._drop(d, None, f"not a trajectory.sealed event ({type(event).__name__})")
+            return
+        roles = self.options.roles
+        if roles is not None and event.role not in roles:
+            await self._drop(d, event, f"role {event.role} is not trained by this subscription")
             return
         eid = event.event_id
         if eid in self._cursor:
