@@ -1,4 +1,4 @@
-"""`apollo run --workflow evolve` with the K-branch example, then `apollo show` and `apollo replay --verify`.
+"""`apollo run --workflow evolve` (K-branch example), then `apollo show`, `replay --verify` and `export`.
 
 Each command runs as a user runs it (``python -m engine`` from the repository root, so the
 example's ``scripted:`` model path resolves), with an embedded real nats-server kept in
@@ -46,3 +46,13 @@ async def test_branch_results_are_printed_written_shown_and_replay_verified(tmp_
     assert shown.count("round.completed") == 6
     code, verified, err = await apollo(tmp_path, "--config", config, "replay", run_id, "--verify")
     assert code == 0 and "deterministic" in verified + err, (verified + err)[-2000:]
+    exported = tmp_path / "rollouts.jsonl"
+    code, summary, err = await apollo(tmp_path, "--config", config, "export", "--format", "jsonl",
+                                      "--layout", "multi_turn", "--reward-source", "verifier_vote",
+                                      "--run", run_id, "--out", str(exported))
+    assert code == 0, err[-2000:]
+    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    policy = [r for r in rows if r["role"] == "policy"]
+    assert len(policy) == 6 and any(r["role"] == "verifier" for r in rows)  # 3 branches x 2 rounds
+    assert all(r["outcome_reward"] == r["vote"] and r["reward_source"] == "verifier_vote" for r in rows)
+    assert json.loads(summary.splitlines()[-1])["rows"] == len(rows)

@@ -90,6 +90,20 @@ async def test_a_failed_verifier_is_sealed_incomplete() -> None:
     ]
 
 
+async def test_a_round_whose_policy_failed_is_still_sealed() -> None:
+    """A failed policy call seals an incomplete policy trajectory; its verifiers are sealed as usual."""
+
+    def reply(role: str, prompt: str, number: int) -> str:
+        return "!fail" if role == "policy" else standard_reply()(role, prompt, number)
+
+    events = await run_evolve(RoleModel(reply), evolve={"rounds": 1, "verifiers": 2})
+    assert [(t.role, t.complete, t.done_reason) for t in of(events, TrajectorySealed)] == [
+        ("policy", False, "model_failed"),
+        ("verifier", True, "report"),
+        ("verifier", True, "report"),
+    ]
+
+
 async def test_replay_verification_passes_with_sealed_rounds() -> None:
     """Sealing is part of the decider path: replay re-derives every trajectory with the same id."""
     model = RoleModel(standard_reply(answers=["41", "42"], verdicts=["0", "1"]))
