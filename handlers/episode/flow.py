@@ -243,6 +243,8 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
         turns=trajectory_turns(state), reward=reward, score=event.score,
         done_reason=event.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=event.done_reason not in ("model_failed",), episode=MAIN,
+        # No ground truth: the 0 is not a grade, so a ground-truth trainer must skip it.
+        graded=problem.ground_truth is not None and event.method != "ungraded",
     )
     completed = ctx.new(
         RunCompleted, "completed",

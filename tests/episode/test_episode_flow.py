@@ -143,6 +143,8 @@ async def test_answer_without_ground_truth_is_ungraded() -> None:
     events, *_ = await run_episode(["<answer>\\boxed{3}</answer>"], answer=None)
     [graded] = of(events, AnswerGraded)
     assert graded.method == "ungraded" and graded.answer == "3"
+    [sealed] = of(events, TrajectorySealed)
+    assert sealed.graded is False  # a ground-truth trainer skips it instead of learning a 0
     assert of(events, RunCompleted)[0].score is None
 
 
