@@ -47,7 +47,10 @@ def summary(event: Event, width: int = 100) -> str:
             counts = f"{event.steps} steps, {event.invalid_turns} invalid"
             return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
         case TrajectorySealed():
-            return f"trajectory sealed: {len(event.turns)} turns, reward {event.reward:g}"
+            who = "" if event.role == "policy" else f" ({event.role} {event.verifier})"
+            vote = "" if event.vote is None else f", vote {event.vote:g}"
+            reward = f"reward {event.reward:g}" if event.graded else "ungraded"
+            return f"trajectory sealed{who}: {len(event.turns)} turns, {reward}{vote}"
         case RoundCompleted():
             branch = f" [{event.branch}]" if event.branch else ""
             verdict = "-" if event.majority is None else f"{event.majority} ({event.approvals}/{event.verifiers})"

@@ -45,3 +45,14 @@ def test_reason_runs_have_no_round_column() -> None:
     """A plain reasoning run's lines are number, time, type, summary."""
     lines = timeline_lines(golden("good_code_then_answer"), [])
     assert lines[0].split()[2] == "problem.submitted"
+
+
+async def test_sealed_trajectories_say_whose_they_are_and_their_vote() -> None:
+    """An evolve round's verifier trajectory names the verifier and its vote; the policy's says its reward."""
+    from engine.render import summary
+    from events.episode import TrajectorySealed
+
+    records = await run_evolve_records(RoleModel(standard_reply()), evolve={"rounds": 1, "verifiers": 1})
+    sealed = [summary(r.event) for r in records if isinstance(r.event, TrajectorySealed)]
+    assert any(line.startswith("trajectory sealed (verifier 0):") and "vote" in line for line in sealed)
+    assert any(line.startswith("trajectory sealed:") and "reward" in line for line in sealed)
