@@ -30,8 +30,9 @@ class ClientEvents:
         self.refused: asyncio.Future[BaseException] | None = None
         """Set with the first refusal a retry cannot fix (credentials, TLS trust) while connecting."""
         self.is_refusal: Callable[[BaseException], bool] = lambda exc: False
-        self.permission_listeners: list[Callable[[str], None]] = []
-        """Called with the subject of each publish or subscription the server refused."""
+        self.permission_listeners: list[Callable[[str], bool]] = []
+        """Called with the subject of each publish or subscription the server refused; one
+        that returns True reports the refusal to its caller, so it is not logged here too."""
         self._refusal_logged = False
 
     def callbacks(self) -> dict[str, Any]:
@@ -55,8 +56,9 @@ class ClientEvents:
             return
         refused_subject = permission_violation(exc)
         if refused_subject is not None:
-            for listener in self.permission_listeners:
-                listener(refused_subject)
+            claimed = [listener(refused_subject) for listener in list(self.permission_listeners)]
+            if any(claimed):
+                return  # a waiting operation ends with this refusal as its one line
         if self.first_connect_failures is not None:
             self.first_connect_failures.append(exc)
             return

@@ -603,9 +603,11 @@ async def permitted(client_events: ClientEvents, attempt: Any) -> None:
     permission refusal (the refused JetStream request would otherwise time out and be retried)."""
     refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
-    def on_refusal(subject: str) -> None:
-        if not refused.done():
-            refused.set_result(subject)
+    def on_refusal(subject: str) -> bool:
+        if refused.done():
+            return False
+        refused.set_result(subject)
+        return True
 
     client_events.permission_listeners.append(on_refusal)
     try:

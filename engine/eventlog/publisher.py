@@ -99,11 +99,15 @@ class StreamPublisher:
         """Fail at once the publishes the server refuses by permission (it never acknowledges them)."""
         client_events.permission_listeners.append(self._refused)
 
-    def _refused(self, subject: str) -> None:
+    def _refused(self, subject: str) -> bool:
+        """Fail the publishes waiting on ``subject``; whether there were any."""
+        failed = False
         for _, _, reply, sent_to in list(self._waiting.values()):
             if not reply.done() and sent_to.lower() == subject.lower():  # nats-py lower-cases the subject
                 description = f"NATS refused this client permission to publish to {sent_to}"
                 reply.set_exception(PublishRefused(PERMISSION_REFUSED, 0, description))
+                failed = True
+        return failed
 
     async def close(self) -> None:
         """Stop listening; publishes still waiting fail with :class:`PublishTimeout`."""

@@ -226,6 +226,7 @@ async def test_apollo_submit_as_a_viewer_ends_with_one_line(server, admin_log, t
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert "permission to publish to apollo.run." in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # no client error log line besides it
 
 
 async def test_apollo_submit_with_a_wrong_ca_ends_with_one_line(server, tmp_path: Path):
