@@ -10,6 +10,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -161,6 +162,7 @@ def embedded_secret(data_dir: Path, *, create: bool = False) -> str | None:
     """
     path = data_dir / SECRET_FILE
     try:
+        _refuse_shared(path)
         secret = path.read_text().strip()
     except FileNotFoundError:
         secret = ""
@@ -173,6 +175,16 @@ def embedded_secret(data_dir: Path, *, create: bool = False) -> str | None:
     secret = secrets.token_urlsafe(32)
     _write_private(path, secret + "\n")
     return secret
+
+
+def _refuse_shared(path: Path) -> None:
+    """Refuse a secret file that other users may have read (copied in, or its mode changed):
+    tightening it now would not make it secret again."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        msg = (f"the embedded server's secret {path} is readable by other users (mode {mode:04o}); "
+               "delete it while no apollo command runs and the next one makes a new secret")
+        raise ServerError(msg)
 
 
 def _write_private(path: Path, text: str) -> None:

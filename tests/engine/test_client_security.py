@@ -12,7 +12,7 @@ import pytest
 from engine.bootstrap import client_security, open_runtime, start_embedded_server
 from engine.config import load_settings, validate
 from engine.doctor import security_check
-from engine.errors import ConfigError, ConnectError
+from engine.errors import ConfigError, ConnectError, ServerError
 from engine.eventlog.client_events import permission_violation
 from engine.eventlog.security import ClientSecurity
 from engine.nats_server import SECRET_FILE, embedded_secret
@@ -104,6 +104,18 @@ def test_the_embedded_secret_is_made_once_and_readable_by_its_owner_only(tmp_pat
     assert secret and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert embedded_secret(tmp_path) == secret
     assert embedded_secret(tmp_path / "elsewhere") is None
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_an_embedded_secret_other_users_can_read_is_refused(tmp_path: Path, mode: int):
+    """A secret file readable by group or others (it may have leaked) is refused, naming the file and the fix."""
+    path = tmp_path / SECRET_FILE
+    path.write_text("leaked-token\n")
+    path.chmod(mode)
+    for create in (False, True):
+        with pytest.raises(ServerError, match=r"nats-secret is readable by other users .*delete it"):
+            embedded_secret(tmp_path, create=create)
+    assert path.read_text() == "leaked-token\n"  # left for the user to remove, not silently replaced
 
 
 async def test_the_embedded_server_refuses_clients_without_the_data_dirs_secret(tmp_path: Path):
