@@ -307,12 +307,34 @@ def load_settings(
 
     environ = os.environ if environ is None else environ
     raw: dict[str, Any] = translate(read_config_file(Path(path))) if path else {}
-    for name, keys in ENV_KEYS.items():
-        if environ.get(name):
-            _set(raw, keys, environ[name])
+    from_env = [(name, keys) for name, keys in ENV_KEYS.items() if environ.get(name)]
+    for name, keys in from_env:
+        _set(raw, keys, environ[name])
     if overrides:
         raw = deep_merge(raw, dict(overrides))
-    return validate(raw)
+    try:
+        return validate(raw)
+    except ConfigError as exc:
+        still_from_env = [(name, keys) for name, keys in from_env if not _holds(overrides or {}, keys)]
+        raise ConfigError(_naming_variable(str(exc), still_from_env)) from exc
+
+
+def _holds(mapping: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    """Whether the nested ``mapping`` sets ``keys`` (a flag overriding the variable)."""
+    for key in keys:
+        if not isinstance(mapping, Mapping) or key not in mapping:
+            return False
+        mapping = mapping[key]
+    return True
+
+
+def _naming_variable(message: str, from_env: list[tuple[str, tuple[str, ...]]]) -> str:
+    """``message`` with the APOLLO_* variable that set the refused key (never its value: it may be a secret)."""
+    for name, keys in from_env:
+        dotted = ".".join(keys)
+        if f"$.{dotted}`" in message or f"{dotted} " in message:
+            return f"{message} (from {name})"
+    return message
 
 
 def validate(raw: Mapping[str, Any]) -> Settings:
