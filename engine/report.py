@@ -219,7 +219,10 @@ def _usage_plot(axes: Any, data: ReportData) -> None:
     tools = [run.tool_calls for run in data.runs]
     if len(data.runs) > MANY_RUNS:
         top = max([*steps, *tools, 1])
-        axes.hist([steps, tools], bins=range(top + 2), label=["steps", "tool calls"], color=["tab:blue", "tab:orange"])
+        # one bin per whole number, centred on it, so each pair of bars straddles its tick
+        axes.hist([steps, tools], bins=[k - 0.5 for k in range(top + 2)], label=["steps", "tool calls"],
+                  color=["tab:blue", "tab:orange"])
+        axes.xaxis.get_major_locator().set_params(integer=True)
         axes.set_xlabel("per run")
         axes.set_ylabel("runs")
     else:

@@ -68,6 +68,25 @@ def test_plots_without_data_say_so() -> None:
     assert page.count("<svg") == 3 and page.count("no data") == 2
 
 
+def test_many_runs_histogram_puts_each_count_over_its_own_tick() -> None:
+    """Above MANY_RUNS, a run with 2 steps and 1 tool call gives bars centred within half a unit of 2 and 1."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from engine.report import MANY_RUNS, _usage_plot
+
+    rows = [{"run_id": f"r-{i}", "data_source": "gsm8k", "score": 0.0, "correct": False, "steps": 2,
+             "tool_calls": 1, "completed": True} for i in range(MANY_RUNS + 1)]
+    axes = Figure().subplots()
+    _usage_plot(axes, report_data(rows))
+    centres = {}
+    for container, label in zip(axes.containers, ("steps", "tool calls"), strict=True):
+        [bar] = [patch for patch in container if patch.get_height() > 0]
+        centres[label] = bar.get_x() + bar.get_width() / 2
+    assert round(centres["steps"]) == 2 and round(centres["tool calls"]) == 1, centres
+
+
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("bad.jsonl", "not json\n", "bad.jsonl:1: not a JSON object"),
     ("list.jsonl", "[1, 2]\n", "list.jsonl:1: not a JSON object"),
