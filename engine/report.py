@@ -53,6 +53,11 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         results += log_results
         rounds += log_rounds
     data = report_data(results, rounds, training)
+    if args.training and not data.training:
+        columns = ", ".join(map(str, training[0])) if training else "none"
+        msg = (f"{args.training}: no row with a numeric step and a reward or score column to plot "
+               f"({len(training)} rows; columns: {columns})")
+        raise EngineError(msg)
     if not (data.scores or data.runs or data.rounds or data.training or data.incomplete):
         msg = "nothing to report: no finished runs or training rows match"
         raise EngineError(msg)

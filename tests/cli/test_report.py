@@ -111,6 +111,23 @@ def test_training_csv_without_a_step_column_is_refused(tmp_path: Path, capsys: p
     assert "m.csv: no 'step' column (columns: epoch, reward)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("content", "detail"), [
+    ("step,loss\n1,0.5\n", "1 rows; columns: step, loss"),
+    ("step,reward\nx,y\n", "1 rows; columns: step, reward"),
+    ("step,reward\n", "0 rows; columns: none"),
+    ("", "0 rows; columns: none"),
+])
+def test_training_csv_with_nothing_to_plot_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     content: str, detail: str) -> None:
+    """A metrics CSV without a numeric reward or score per step is one line naming the file, not 'nothing matches'."""
+    path = tmp_path / "m.csv"
+    path.write_text(content)
+    assert main(["report", "--training", str(path), "--out", str(tmp_path / "r.html")]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"m.csv: no row with a numeric step and a reward or score column to plot ({detail})" in line
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_missing_results_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A results file that is not there is named in the one error line."""
     assert main(["report", "--results", str(tmp_path / "none.jsonl")]) == 1
