@@ -6,6 +6,7 @@ import argparse
 import re
 from datetime import UTC, datetime, timedelta
 
+from engine.errors import EngineError
 from replay.run_table import RunFilter
 
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -23,7 +24,16 @@ def add_run_filter_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_filter(args: argparse.Namespace) -> RunFilter:
-    """The filter the parsed flags describe (absent flags keep everything)."""
+    """The filter the parsed flags describe (absent flags keep everything).
+
+    Raises:
+        EngineError: ``--since`` is not before ``--until``, so no run could match.
+    """
+    since, until = getattr(args, "since", None), getattr(args, "until", None)
+    if since is not None and until is not None and since >= until:
+        msg = (f"--since {since:%Y-%m-%d %H:%M} UTC is not before --until {until:%Y-%m-%d %H:%M} UTC, "
+               "so no run can match (an age such as 7d means that long ago)")
+        raise EngineError(msg)
     return RunFilter(dataset=getattr(args, "dataset", None), model=getattr(args, "filter_model", None),
                      status=getattr(args, "status", None), workflow=getattr(args, "workflow", None),
                      since=getattr(args, "since", None), until=getattr(args, "until", None))

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from engine.run_filters import point_in_time
+from engine.errors import EngineError
+from engine.run_filters import point_in_time, run_filter
 from events.record import Recorded
 from events.run import RunCompleted, RunFailed
 from replay.run_table import RunFilter, render_table, run_row, select
@@ -107,3 +108,18 @@ def test_garbage_times_are_refused_with_one_line(text: str) -> None:
     """Anything but a date, a date and time or an age is an argparse error naming the value."""
     with pytest.raises(argparse.ArgumentTypeError, match=r"expected a date|too far back"):
         point_in_time(text)
+
+
+@pytest.mark.parametrize(("since", "until"), [("2h", "1d"), ("2026-11-25", "2026-11-25"), ("2026-11-26", "2026-11-25")])
+def test_since_not_before_until_is_refused(since: str, until: str) -> None:
+    """A time window that cannot hold a run (ages read backwards: --since 2h --until 1d) is one error, not 'no runs'."""
+    args = argparse.Namespace(since=point_in_time(since), until=point_in_time(until))
+    with pytest.raises(EngineError, match=r"--since .* is not before --until .*no run can match"):
+        run_filter(args)
+
+
+def test_since_before_until_makes_the_window() -> None:
+    """A proper window reaches the filter unchanged."""
+    args = argparse.Namespace(since=point_in_time("1d"), until=point_in_time("2h"))
+    window = run_filter(args)
+    assert (window.since, window.until) == (args.since, args.until)
