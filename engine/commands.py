@@ -167,9 +167,15 @@ async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after:
         records, _ = await _read_run(runtime, run_id)
         if len(records) > 1:
             return  # a worker has taken it
-        if await runtime.log.workers_active(DispatcherSettings().consumer):
-            return
-        print(f"apollo: run {run_id} has waited {after:g} s and no worker is pulling work from {where}: "
+        try:
+            active = await runtime.log.workers_active(DispatcherSettings().consumer)
+        except Exception as exc:  # e.g. a role not allowed to look at the work queue
+            lacking = f"no worker has taken it (whether one pulls from {where} could not be checked: {exc})"
+        else:
+            if active:
+                return
+            lacking = f"no worker is pulling work from {where}"
+        print(f"apollo: run {run_id} has waited {after:g} s and {lacking}: "
               "start one with `apollo up` (or `apollo worker --nats-url URL` on any host); "
               "still waiting, Ctrl-C to stop", file=sys.stderr, flush=True)
 

@@ -7,6 +7,7 @@ import asyncio
 from engine.bootstrap import open_runtime
 from engine.commands import submission, submit, warn_if_no_worker
 from engine.config import validate
+from engine.errors import AccessDenied
 from engine.eventlog.jetstream import JetStreamEventLog
 
 
@@ -33,6 +34,25 @@ async def test_no_live_worker_is_reported_once_with_the_fix(nats_server, tmp_pat
     assert len(lines) == 1
     assert nats_server.url in lines[0]
     assert "apollo up" in lines[0]
+
+
+async def test_a_worker_check_that_fails_still_gives_the_hint(nats_server, tmp_path, capsys, monkeypatch) -> None:
+    """When NATS will not say whether workers pull (a role without that permission), the untaken run is still named."""
+    await _engine_streams(nats_server.url)
+    runtime = await open_runtime(_settings(nats_server.url, tmp_path), start_server=False)
+
+    async def refused(consumer: str) -> bool:
+        raise AccessDenied(f"NATS refused this client permission to publish to $JS.API.CONSUMER.INFO.APOLLO.{consumer}")
+
+    monkeypatch.setattr(runtime.log, "workers_active", refused)
+    try:
+        await submit(runtime.log, submission("r-unchecked", "What is 1+1?"))
+        await asyncio.wait_for(warn_if_no_worker(runtime, "r-unchecked", "NATS", after=0.1), 60)
+    finally:
+        await runtime.close()
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "r-unchecked" in line]
+    assert "no worker has taken it (whether one pulls from NATS could not be checked: NATS refused" in line
+    assert "apollo up" in line
 
 
 async def test_a_pulling_worker_means_no_hint(nats_server, tmp_path, capsys) -> None:

@@ -219,6 +219,23 @@ async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, t
     assert any(isinstance(e, RunCompleted) for e in events)
 
 
+async def test_a_submitter_is_told_when_no_worker_pulls(server, admin_log, tmp_path: Path, capsys):
+    """solve/run as the submitter role may look at the work queue, so a NATS without workers is named, not silent."""
+    from engine.bootstrap import open_runtime
+    from engine.commands import submit, warn_if_no_worker
+
+    settings = load_settings(environ={**server.env("submitter"), "APOLLO_DATA_DIR": str(tmp_path / "cli")})
+    runtime = await open_runtime(settings, start_server=False)
+    try:
+        run_id = new_run_id()
+        await submit(runtime.log, submission(run_id, "What is 2 + 2?"))
+        await asyncio.wait_for(warn_if_no_worker(runtime, run_id, f"NATS at {server.url}", after=0.1), 60)
+    finally:
+        await runtime.close()
+    [line] = [line for line in capsys.readouterr().err.splitlines() if run_id in line]
+    assert f"no worker is pulling work from NATS at {server.url}" in line
+
+
 async def test_apollo_submit_as_a_viewer_ends_with_one_line(server, admin_log, tmp_path: Path):
     """A permission refusal ends a command with one line naming the refused subject, no traceback."""
     env = {**os.environ, **server.env("viewer"), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
