@@ -7,7 +7,7 @@ import sys
 
 from engine.bootstrap import open_runtime
 from engine.config import Settings
-from engine.errors import RunNotFound
+from engine.errors import EngineError, RunNotFound
 from engine.render import timeline_line
 from engine.run_lookup import resolve_run_id
 from events.codec import to_builtins
@@ -66,8 +66,12 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     if html:
         from replay.timeline_html import render_html
 
-        with open(html, "w", encoding="utf-8") as handle:  # noqa: ASYNC230 - one file, after the reads
-            handle.write(render_html(runs))
+        try:
+            with open(html, "w", encoding="utf-8") as handle:  # noqa: ASYNC230 - one file, after the reads
+                handle.write(render_html(runs))
+        except OSError as exc:
+            msg = f"cannot write {html}: {exc.strerror or exc}"
+            raise EngineError(msg) from exc
         print(f"wrote {html}", file=sys.stderr)
     if as_json:
         for number, record in enumerate(records, 1):

@@ -71,6 +71,14 @@ def test_html_writes_the_page_and_prints_no_timeline(two_runs: Path, tmp_path: P
     assert "problem.submitted" in page.read_text()
 
 
+def test_html_to_an_unwritable_place_is_one_line(two_runs: Path, tmp_path: Path) -> None:
+    """`show --html` into a folder that is not there names the file and why, no traceback."""
+    page = tmp_path / "missing" / "t.html"
+    code, out, err = _apollo(two_runs, "show", "solve-abc1", "--html", str(page))
+    assert code == 1 and out == ""
+    assert err.strip().splitlines()[-1] == f"apollo: error: cannot write {page}: No such file or directory"
+
+
 def test_fork_at_takes_show_numbers_refuses_past_the_end_and_prints_the_result(two_runs: Path) -> None:
     """--at n+1 is refused naming the run's length; a waiting fork ends with its answer and grade."""
     _, out, _ = _apollo(two_runs, "show", "solve-abc1", "--json")
