@@ -46,13 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start the engine's workers (and an embedded nats-server) in the foreground")
     up.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default 1)")
     up.add_argument("--concurrency", type=_positive_int, default=None, help="events in flight per worker")
-    up.add_argument("--metrics-port", type=_positive_int, default=None,
+    up.add_argument("--metrics-port", type=_port, default=None,
                     help="serve Prometheus metrics on this port (children use the next ones)")
     up.set_defaults(handler=_cmd_up)
 
     worker = sub.add_parser("worker", help="one worker process joining a running engine (any host)")
     worker.add_argument("--concurrency", type=_positive_int, default=None)
-    worker.add_argument("--metrics-port", type=_positive_int, default=None)
+    worker.add_argument("--metrics-port", type=_port, default=None)
     worker.set_defaults(handler=_cmd_worker)
 
     submit = sub.add_parser("submit", help="submit one problem to a running engine; prints the run id")
@@ -123,6 +123,7 @@ def _extension_registrars() -> list[Callable[[Any], None]]:
 
 
 _positive_int = whole_number(1)
+_port = whole_number(1, 65535)
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -205,8 +206,12 @@ def _fill_from_dataset(args: argparse.Namespace) -> None:
 async def _cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from engine.supervisor import serve
 
-    return await serve(settings, workers=args.workers or settings.worker.workers, concurrency=args.concurrency,
-                       metrics_port=args.metrics_port)
+    workers = args.workers or settings.worker.workers
+    if args.metrics_port is not None and args.metrics_port + workers - 1 > 65535:
+        msg = (f"--metrics-port {args.metrics_port} with {workers} workers needs ports up to "
+               f"{args.metrics_port + workers - 1}; the last is 65535")
+        raise EngineError(msg)
+    return await serve(settings, workers=workers, concurrency=args.concurrency, metrics_port=args.metrics_port)
 
 
 async def _cmd_worker(args: argparse.Namespace, settings: Settings) -> int:

@@ -23,6 +23,8 @@ from typing import Any
 
 import structlog
 
+from engine.errors import EngineError
+
 log = structlog.get_logger("apollo.metrics")
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -239,7 +241,11 @@ async def exposed(event_log: Any, consumer: str, port: int | None, *, host: str 
         yield None
         return
     metrics = Metrics()
-    server = MetricsServer(metrics, host=host, port=port).start()
+    try:
+        server = MetricsServer(metrics, host=host, port=port).start()
+    except OSError as exc:  # taken, or a privileged port
+        msg = f"cannot serve metrics on port {port}: {exc.strerror or exc}"
+        raise EngineError(msg) from exc
     watcher = asyncio.create_task(watch_consumer(event_log, consumer, metrics))
     log.info("metrics_serving", port=server.port, path="/metrics")
     try:

@@ -128,3 +128,43 @@ async def test_consumer_lag_is_read_from_the_work_consumer(jetstream_log) -> Non
     finally:
         watcher.cancel()
     assert metrics.consumer["pending"] == 3
+
+
+async def test_a_metrics_port_in_use_is_one_error_naming_it() -> None:
+    """`--metrics-port` on a port another process holds ends with one line naming the port, no traceback."""
+    import socket
+
+    from engine.errors import EngineError
+    from engine.metrics import exposed
+
+    holder = socket.socket()
+    holder.bind(("0.0.0.0", 0))  # noqa: S104 - where the metrics server binds
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        with pytest.raises(EngineError, match=rf"^cannot serve metrics on port {port}: Address already in use$"):
+            async with exposed(InMemoryEventLog(), "apollo-workers", port):
+                pass
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["up", "--metrics-port", "99999"], "argument --metrics-port: must be between 1 and 65535, not 99999"),
+    (["worker", "--metrics-port", "0"], "argument --metrics-port: must be between 1 and 65535, not 0"),
+    (["up", "--metrics-port", "65535", "--workers", "2"],
+     "--metrics-port 65535 with 2 workers needs ports up to 65536; the last is 65535"),
+])
+def test_metrics_ports_out_of_range_are_refused(args: list[str], message: str, tmp_path, monkeypatch, capsys) -> None:
+    """A port past 65535 (for the last worker too) is one line before anything starts."""
+    from engine.cli import main
+
+    monkeypatch.setenv("APOLLO_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("APOLLO_NATS_URL", raising=False)
+    try:
+        code = main(args)
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code in (1, 2)
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "nats").exists()  # no server was started
