@@ -103,6 +103,8 @@ class ClientSecurity:
         if bool(self.cert_file) != bool(self.key_file):
             msg = "nats.cert_file and nats.key_file go together (a client certificate and its key)"
             raise ConfigError(msg)
+        if self.nkey_seed_file:
+            _check_seed(Path(self.nkey_seed_file).expanduser())
 
     def connect_options(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``.
@@ -147,6 +149,20 @@ class ClientSecurity:
                 )
                 raise ConfigError(msg) from exc
         return context
+
+
+def _check_seed(path: Path) -> None:
+    """Refuse a seed file nats-py could not read as a user NKey seed (it would raise mid-connect)."""
+    import nkeys
+
+    seed = bytearray(path.read_bytes().strip())  # as nats-py reads it
+    try:
+        nkeys.from_seed(seed).wipe()
+    except Exception as exc:  # nkeys raises its own errors and binascii's for bad base32
+        msg = f"nats.nkey_seed_file: {path} is not an NKey seed (one line starting with 'SU', from `nk -gen user`)"
+        raise ConfigError(msg) from exc
+    finally:
+        seed[:] = bytes(len(seed))  # the secret does not linger in memory
 
 
 def connect_failure(exc: BaseException, url: str, security: ClientSecurity) -> str | None:

@@ -72,6 +72,30 @@ def test_a_ca_bundle_that_is_not_pem_is_refused(tmp_path: Path, garbage: bytes):
         ClientSecurity(ca_file=str(bundle)).connect_options()
 
 
+def _user_seed() -> bytes:
+    import os
+
+    import nkeys
+    return nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+
+
+@pytest.mark.parametrize("garbage", [b"", b"garbage\n", b"SUABC\n", b"\x00\xff" * 50,
+                                     b"-----BEGIN NATS USER JWT-----\n"])
+def test_an_nkey_seed_file_that_is_not_a_seed_is_refused(tmp_path: Path, garbage: bytes):
+    """Garbage where a seed should be is one line naming nats.nkey_seed_file (nats-py would raise mid-connect)."""
+    seed = tmp_path / "user.nk"
+    seed.write_bytes(garbage)
+    with pytest.raises(ConfigError, match=r"nats\.nkey_seed_file: .*user\.nk is not an NKey seed"):
+        ClientSecurity(nkey_seed_file=str(seed)).connect_options()
+
+
+def test_a_valid_nkey_seed_file_passes_the_check(tmp_path: Path):
+    """A well-formed user seed is handed to nats-py as its file."""
+    seed = tmp_path / "user.nk"
+    seed.write_bytes(_user_seed() + b"\n")
+    assert ClientSecurity(nkey_seed_file=str(seed)).connect_options() == {"nkeys_seed": str(seed)}
+
+
 def test_a_key_that_does_not_match_the_certificate_is_refused(tmp_path: Path):
     """The server's key with the client's certificate is refused naming both settings."""
     tls = make_tls_files(tmp_path)
