@@ -8,6 +8,7 @@ are translated by :mod:`engine.reference_config` before validation.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -158,6 +159,11 @@ class DatasetSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Samples per problem, the GRPO group size (reference ``env.rollout.n``); ``--samples`` wins."""
 
 
+_NATS_URL = re.compile(r"(?:nats|tls|ws|wss)://(?:[^\s@/]+@)?(?:\[[0-9a-f:.]+\]|[^\s:/@,\[\]]+)(?::\d{1,5})?/?",
+                       re.IGNORECASE)
+"""One server of ``nats.url``: a scheme nats-py dials, a host without spaces, an optional port."""
+
+
 class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     url: str | None = None
     """None: use (or, for ``apollo up``, start) the embedded server."""
@@ -194,6 +200,12 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         if not 0 < self.connect_timeout <= 3600:  # noqa: PLR2004 - an hour is already absurd
             msg = f"nats.connect_timeout must be a number of seconds in (0, 3600], got {self.connect_timeout!r}"
             raise ValueError(msg)
+        for server in self.url.split(",") if self.url is not None else ():
+            if not _NATS_URL.fullmatch(server.strip()):
+                shown = re.sub(r"//[^/@]*@", "//***@", server.strip())  # never echo credentials
+                msg = ("nats.url must be nats://HOST:PORT (or tls://, ws://, wss://; several comma-separated), "
+                       f"got {shown!r}")
+                raise ValueError(msg)
 
 
 class WorkerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -41,3 +41,26 @@ def test_a_flag_overriding_a_variable_is_not_blamed_on_it():
     with pytest.raises(ConfigError) as refused:
         load_settings(environ={"APOLLO_LOG_LEVEL": "info"}, overrides={"log": {"level": "verbose"}})
     assert "APOLLO_LOG_LEVEL" not in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["notaurl", "http://127.0.0.1:4333", "nats://", "nats://host with space:4333",
+                                 "nats://127.0.0.1:4333,", "nats://h:port"])
+def test_a_nats_url_nats_cannot_dial_is_refused_naming_it(url: str):
+    """A URL without a NATS scheme or host is one config error naming it, before any connect is tried."""
+    with pytest.raises(ConfigError, match=r"nats\.url must be nats://HOST:PORT .*got '") as refused:
+        load_settings(environ={"APOLLO_NATS_URL": url})
+    assert str(refused.value).endswith("(from APOLLO_NATS_URL)")
+
+
+def test_a_refused_nats_url_does_not_echo_its_credentials():
+    """user:password inside a bad URL is masked in the error."""
+    with pytest.raises(ConfigError) as refused:
+        load_settings(environ={"APOLLO_NATS_URL": "http://worker:s3cret@nats-1:4333"})
+    assert "s3cret" not in str(refused.value) and "//***@nats-1:4333" in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["nats://127.0.0.1:4333", "tls://nats-1:4333", "nats://nats-1", "ws://h:8080/",
+                                 "nats://u:p@h:4333", "nats://[::1]:4333", "nats://a:4333, nats://b:4333"])
+def test_nats_urls_nats_dials_are_accepted(url: str):
+    """The schemes, user info, IPv6 hosts and comma-separated seeds nats-py understands pass."""
+    assert load_settings(environ={"APOLLO_NATS_URL": url}).nats.url == url
