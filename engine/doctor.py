@@ -111,7 +111,7 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
     from engine.bootstrap import client_security, running_engine_url
     from engine.errors import ConfigError
     from engine.eventlog.jetstream import connect_failure_reason, connection_encrypted
-    from engine.eventlog.security import connect_failure
+    from engine.eventlog.security import connect_failure, shown_url
 
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
@@ -138,13 +138,13 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
     except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding
         if attempts and isinstance(exc, TimeoutError | nats.errors.NoServersError):
             exc = attempts[-1]  # the reason, where nats-py only says it gave up
-        refused = connect_failure(exc, url, security)
+        refused = connect_failure(exc, shown_url(url), security)
         return [
             Check(
                 "nats",
                 "server",
                 "fail",
-                refused or f"cannot connect to {url}: {connect_failure_reason(exc)}",
+                refused or f"cannot connect to {shown_url(url)}: {connect_failure_reason(exc)}",
                 "check the role's credentials and CA bundle (deploy/README.md)"
                 if refused else "check the URL, that nats-server runs, and firewalls",
             )
@@ -185,13 +185,14 @@ def security_check(url: str, info: dict[str, Any], security: Any, *, encrypted: 
 async def _server_checks(
     nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
 ) -> list[Check]:
+    from engine.eventlog.security import shown_url
     from engine.nats_server import MIN_SERVER_VERSION
 
     info = nc._server_info  # noqa: SLF001 - nats-py has no public accessor for INFO
     version = nc.connected_server_version
     found = (version.major, version.minor, version.patch)
     wanted = ".".join(map(str, MIN_SERVER_VERSION))
-    where = f"{url} ({info.get('server_name', '?')})"
+    where = f"{shown_url(url)} ({info.get('server_name', '?')})"
     checks = [
         Check("nats", "server", "ok", f"connected to {where}")
         if found >= MIN_SERVER_VERSION

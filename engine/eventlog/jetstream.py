@@ -23,7 +23,7 @@ from engine.eventlog.client_events import ClientEvents
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.publisher import PublishRefused, StreamPublisher
 from engine.eventlog.pull_consumer import ContinuousPull
-from engine.eventlog.security import ClientSecurity, connect_failure
+from engine.eventlog.security import ClientSecurity, connect_failure, shown_url
 from engine.eventlog.stored import record_of, report_unreadable
 from engine.eventlog.transient import RETRY_FOR_S, is_transient, retrying
 from engine.nats_server import MIN_SERVER_VERSION
@@ -537,6 +537,7 @@ async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
     quietly and the whole connect is bounded, so a dead URL ends a command with one line.
     """
     servers = [part.strip() for part in url.split(",") if part.strip()]
+    url = shown_url(url)  # the messages below never echo a password written into the URL
     security = security or ClientSecurity()
     options = security.connect_options()  # a bad setting fails before any attempt
     failures: list[BaseException] = []

@@ -10,6 +10,7 @@ and nothing here logs.
 from __future__ import annotations
 
 import logging
+import re
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,6 +164,11 @@ def _check_seed(path: Path) -> None:
         raise ConfigError(msg) from exc
     finally:
         seed[:] = bytes(len(seed))  # the secret does not linger in memory
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: user info (``nats://user:password@host``) masked."""
+    return re.sub(r"(?<=://)[^/@,\s]*@", "***@", url)
 
 
 def connect_failure(exc: BaseException, url: str, security: ClientSecurity) -> str | None:

@@ -37,6 +37,15 @@ async def test_a_list_of_dead_servers_is_given_up_on_as_a_whole() -> None:
         await asyncio.wait_for(JetStreamEventLog.connect(url, connect_timeout=1.0), 60)
 
 
+async def test_a_password_in_the_url_is_not_echoed() -> None:
+    """The one line names the servers with their user info masked."""
+    url = _dead_url().replace("//", "//worker:s3cret@")
+    with pytest.raises(ConnectError) as caught:
+        await asyncio.wait_for(JetStreamEventLog.connect(url, connect_timeout=1.0), 60)
+    assert "s3cret" not in str(caught.value)
+    assert f"cannot reach NATS at {url.replace('worker:s3cret', '***')} within 1 s" in str(caught.value)
+
+
 async def test_open_runtime_uses_the_configured_connect_timeout(tmp_path) -> None:
     """``APOLLO_NATS_CONNECT_TIMEOUT`` reaches the connect (the message says the bound used)."""
     settings = load_settings(environ={"APOLLO_NATS_URL": _dead_url(), "APOLLO_NATS_CONNECT_TIMEOUT": "0.5",
