@@ -613,6 +613,7 @@ async def ensure_streams(
     log = await JetStreamEventLog.connect(
         url, definitions=Definitions.load(definitions), replicas=replicas or settings.nats.replicas,
         connect_timeout=settings.nats.connect_timeout, security=client_security(settings, url),
+        must_manage_streams=True,
     )
     try:
         return await describe(log.js, log.stream, [c["durable_name"] for c in log.definitions.consumers])

@@ -95,6 +95,7 @@ class JetStreamEventLog:
         manage_streams: bool = True,
         retry_for: float = RETRY_FOR_S,
         security: ClientSecurity | None = None,
+        must_manage_streams: bool = False,
     ) -> JetStreamEventLog:
         """Connect, check the server, and apply stream/consumer/bucket definitions.
 
@@ -104,7 +105,9 @@ class JetStreamEventLog:
         connection is reconnected without limit.
 
         With ``manage_streams=False`` (clients that only submit or read) the stream and
-        buckets are only looked up, never created or updated. Either way, transient
+        buckets are only looked up, never created or updated; a role the server does not
+        let manage them leaves them to the admin, unless ``must_manage_streams`` (`apollo
+        streams ensure`), where that refusal is the error. Either way, transient
         JetStream errors (a failover) are retried for up to ``retry_for`` seconds.
         """
         client_events = ClientEvents(name)
@@ -124,6 +127,9 @@ class JetStreamEventLog:
                         lambda: log._ensure(replicas, ack_wait), doing="apply stream definitions", within=retry_for
                     ))
                 except AccessDenied as exc:  # a worker role: an admin applies the definitions
+                    if must_manage_streams:
+                        msg = f"applying the stream definitions needs the admin role: {exc}"
+                        raise AccessDenied(msg) from None
                     _log.info("stream_definitions_left_to_admin", reason=str(exc))
                     manage_streams = False
             if not manage_streams:

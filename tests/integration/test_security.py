@@ -202,6 +202,18 @@ async def test_a_worker_leaves_stream_definitions_to_the_admin(server, admin_log
         await worker.close()
 
 
+@pytest.mark.parametrize("role", ["worker", "viewer"])
+async def test_streams_ensure_without_the_admin_role_is_one_line(server, admin_log, tmp_path: Path, role: str):
+    """`apollo streams ensure` as another role says the admin role is needed, instead of timing out on a listing."""
+    env = {**os.environ, **server.env(role), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
+    done = await asyncio.to_thread(_apollo, ["streams", "ensure"], env)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "apollo: error: applying the stream definitions needs the admin role: NATS refused this client "
+        "permission to publish to $JS.API.STREAM.UPDATE.APOLLO",
+    ]
+
+
 async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, tmp_path: Path):
     """`apollo worker` with the worker's credentials and CA solves a problem `apollo submit` sent."""
     async with FakeOpenAIServer(lambda messages: ANSWER) as fake:
