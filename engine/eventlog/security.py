@@ -106,6 +106,8 @@ class ClientSecurity:
             raise ConfigError(msg)
         if self.nkey_seed_file:
             _check_seed(Path(self.nkey_seed_file).expanduser())
+        if self.creds_file:
+            _check_creds(Path(self.creds_file).expanduser())
 
     def connect_options(self) -> dict[str, Any]:
         """Keyword arguments for ``nats.connect``.
@@ -164,6 +166,15 @@ def _check_seed(path: Path) -> None:
         raise ConfigError(msg) from exc
     finally:
         seed[:] = bytes(len(seed))  # the secret does not linger in memory
+
+
+def _check_creds(path: Path) -> None:
+    """Refuse a file that is not a NATS credentials file (a user JWT and its seed), which
+    nats-py would send as an empty login the server then refuses as if it were wrong."""
+    text = path.read_bytes()
+    if b"BEGIN NATS USER JWT" not in text or b"BEGIN USER NKEY SEED" not in text:
+        msg = f"nats.creds_file: {path} is not a NATS credentials file (a user JWT and its NKey seed, from `nsc`)"
+        raise ConfigError(msg)
 
 
 def shown_url(url: str) -> str:

@@ -89,6 +89,15 @@ def test_an_nkey_seed_file_that_is_not_a_seed_is_refused(tmp_path: Path, garbage
         ClientSecurity(nkey_seed_file=str(seed)).connect_options()
 
 
+@pytest.mark.parametrize("garbage", [b"", b"garbage\n", b"-----BEGIN NATS USER JWT-----\nxyz\n", b"\x00\xff" * 50])
+def test_a_creds_file_that_is_not_one_is_refused(tmp_path: Path, garbage: bytes):
+    """A file without a user JWT and seed is named as not a credentials file, before the server is asked."""
+    creds = tmp_path / "user.creds"
+    creds.write_bytes(garbage)
+    with pytest.raises(ConfigError, match=r"nats\.creds_file: .*user\.creds is not a NATS credentials file"):
+        ClientSecurity(creds_file=str(creds)).connect_options()
+
+
 def test_a_valid_nkey_seed_file_passes_the_check(tmp_path: Path):
     """A well-formed user seed is handed to nats-py as its file."""
     seed = tmp_path / "user.nk"
