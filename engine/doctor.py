@@ -161,10 +161,14 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
 def security_check(url: str, info: dict[str, Any], security: Any, *, encrypted: bool) -> Check:
     """Is this connection authenticated and encrypted; does the server let anyone in?"""
     host = urlsplit(url.split(",")[0]).hostname or ""
-    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    listen = str(info.get("host") or "")  # where the server listens, as its INFO says
+    loopback = _is_loopback(host)  # this connection stays on the host
+    open_to_network = not loopback or bool(listen and not _is_loopback(listen))
+    if loopback and open_to_network:
+        host = f"{host} (listening on {listen})"  # reached here over loopback, but others can reach it too
     how = f"authenticated with {security.describe()}" if security.authenticated else "anonymous"
     detail = f"{how}, {'encrypted (TLS)' if encrypted else 'not encrypted'}"
-    if not info.get("auth_required") and not loopback:
+    if not info.get("auth_required") and open_to_network:
         return Check(
             "nats",
             "access",
@@ -180,6 +184,10 @@ def security_check(url: str, info: dict[str, Any], security: Any, *, encrypted: 
             "enable TLS on the server (deploy/nats/*.conf) and set APOLLO_NATS_CA",
         )
     return Check("nats", "access", "ok", detail)
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 async def _server_checks(

@@ -197,6 +197,19 @@ def test_doctor_accepts_an_open_loopback_server():
     assert check.detail == "anonymous, not encrypted"
 
 
+def test_doctor_warns_about_an_open_server_reached_over_loopback_but_listening_on_all_interfaces():
+    """Reached via 127.0.0.1 but listening on 0.0.0.0 (its INFO host), an anonymous server is still flagged."""
+    check = security_check("nats://127.0.0.1:4333", {"host": "0.0.0.0"}, ClientSecurity(), encrypted=False)  # noqa: S104
+    assert check.status == "warn"
+    assert "127.0.0.1 (listening on 0.0.0.0) accepts ANONYMOUS clients" in check.detail
+
+
+def test_doctor_accepts_an_open_server_listening_on_loopback_only():
+    """The embedded server's case: INFO host 127.0.0.1 is not flagged."""
+    check = security_check("nats://127.0.0.1:4333", {"host": "127.0.0.1"}, ClientSecurity(), encrypted=False)
+    assert check.status == "ok"
+
+
 def test_doctor_warns_when_credentials_cross_the_network_in_clear():
     """Authenticated but unencrypted to another host: a warning to enable TLS."""
     check = security_check("nats://nats-1:4222", {"auth_required": True}, ClientSecurity(user="w", password="p"),
