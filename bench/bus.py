@@ -78,21 +78,31 @@ async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[
             future.set_result(time.perf_counter())
 
     await watcher.subscribe("apollo.run.*.run.started", cb=seen)
+    try:
+        return await _timed_round_trips(log, waiting, n, "rt")
+    finally:
+        await watcher.close()
+
+
+async def _timed_round_trips(
+    log: JetStreamEventLog, waiting: dict[str, asyncio.Future[float]], n: int, prefix: str,
+) -> list[float]:
+    """Run a one-route dispatcher and time ``n`` submissions until a watcher resolves ``waiting``."""
     dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
                             DispatcherSettings(pull_timeout=5.0))
     task = asyncio.create_task(dispatcher.run())
     await asyncio.sleep(0.3)
     samples = []
-    for i in range(n):
-        run_id = f"rt-{uuid.uuid4().hex[:8]}-{i}"
-        waiting[run_id] = asyncio.get_running_loop().create_future()
-        t0 = time.perf_counter()
-        await log.append(submitted(run_id))
-        t1 = await asyncio.wait_for(waiting[run_id], 10)
-        samples.append(t1 - t0)
-    dispatcher.stop()
-    await task
-    await watcher.close()
+    try:
+        for i in range(n):
+            run_id = f"{prefix}-{uuid.uuid4().hex[:8]}-{i}"
+            waiting[run_id] = asyncio.get_running_loop().create_future()
+            t0 = time.perf_counter()
+            await log.append(submitted(run_id))
+            samples.append(await asyncio.wait_for(waiting[run_id], 10) - t0)
+    finally:
+        dispatcher.stop()
+        await task
     return samples
 
 
@@ -141,21 +151,10 @@ async def handler_round_trips_seen_by(log: JetStreamEventLog, watcher: JetStream
     sub = await watcher.js.subscribe("apollo.run.*.run.started", cb=seen, ordered_consumer=True,
                                      config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW),
                                      stream=watcher.stream)
-    dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
-                            DispatcherSettings(pull_timeout=5.0))
-    task = asyncio.create_task(dispatcher.run())
-    await asyncio.sleep(0.3)
-    samples = []
-    for i in range(n):
-        run_id = f"rs-{uuid.uuid4().hex[:8]}-{i}"
-        waiting[run_id] = asyncio.get_running_loop().create_future()
-        t0 = time.perf_counter()
-        await log.append(submitted(run_id))
-        samples.append(await asyncio.wait_for(waiting[run_id], 10) - t0)
-    dispatcher.stop()
-    await task
-    await sub.unsubscribe()
-    return samples
+    try:
+        return await _timed_round_trips(log, waiting, n, "rs")
+    finally:
+        await sub.unsubscribe()
 
 
 class _Side:
