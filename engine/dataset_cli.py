@@ -112,7 +112,8 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     trackers = open_trackers(out.with_name(out.stem + "-metrics.csv"), args.track, name=f"{name}-{digest}",
                              config={"dataset": load.name, "workflow": args.workflow, "samples": samples,
                                      "settings_digest": digest, **flat_numbers(run_config)})
-    engine_running = bool(settings.nats.url or running_engine_url(settings))
+    engine_url = settings.nats.url or running_engine_url(settings)
+    engine_running = engine_url is not None
     if engine_running:
         print("apollo run: the running engine's workers run these runs with this command's settings "
               "(--config, flags, APOLLO_*), not the engine's own", file=sys.stderr)
@@ -127,9 +128,8 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             await _probe(settings, args.workflow)
         fresh = [job.run_id for job in jobs if job.run_id not in histories]
         # With outside workers, say so if none takes the first run (a dead `apollo up`, workers at zero).
-        hint = asyncio.create_task(warn_if_no_worker(
-            runtime, fresh[0], f"NATS at {settings.nats.url or running_engine_url(settings)}",
-        )) if engine_running and fresh else None
+        hint = asyncio.create_task(warn_if_no_worker(runtime, fresh[0], f"NATS at {engine_url}")) \
+            if engine_running and fresh else None
         try:
             async with local_workers(runtime, enabled=not engine_running):
                 await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories,
