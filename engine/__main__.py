@@ -2,6 +2,6 @@
 
 import sys
 
-from engine.cli import main
+from engine.cli.main import main
 
 sys.exit(main())

@@ -143,7 +143,7 @@ def run_id_for(
 ) -> str:
     """Deterministic run id of one sample, so re-running a dataset resumes it.
 
-    ``settings`` is the digest of the run settings (:mod:`engine.run_identity`): other
+    ``settings`` is the digest of the run settings (:mod:`engine.config.run_identity`): other
     settings, other runs. ``attempt`` numbers the retries of a sample whose earlier run
     could not be completed (``-r1``, ``-r2``...), so the failed run stays in the log.
     Readable (``aime24-1a2b3c4d5e6f-60-s3``) when every name is plain (``[A-Za-z0-9_]``);

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.nats_server import NatsServerProcess
+from engine.nats.server import NatsServerProcess
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServerProcess]:
 @pytest.fixture
 async def jetstream_log(nats_server: NatsServerProcess) -> AsyncIterator[object]:
     """A connected :class:`JetStreamEventLog` with the stream definitions applied."""
-    from engine.eventlog.jetstream import JetStreamEventLog
+    from engine.nats.jetstream import JetStreamEventLog
 
     log = await JetStreamEventLog.connect(nats_server.url)
     try:

@@ -36,7 +36,7 @@ from typing import Any, Literal, get_args
 import msgspec
 from aiohttp import web
 
-from engine.argtypes import number, whole_number
+from engine.cli.argtypes import number, whole_number
 from engine.models.fake_replies import (
     FAULT_RESPONSES,
     CannedReply,

@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from engine.errors import ConfigError
+from engine.grading.router import RegistryGrader
 from engine.plugins.api import Plugin, grader, reward
 from engine.plugins.errors import PluginError
-from engine.plugins.grading import RegistryGrader
 from engine.plugins.loader import ENTRY_POINT_GROUP, discover, forget, import_object, load_plugins
 from engine.plugins.registry import BUILTIN, Entry, PluginSet, RegisteredTool
 from engine.plugins.run_settings import resolve_run_settings
-from engine.plugins.tools import Tool, ToolSpec, as_tool_result, tool
+from engine.tools.spec import Tool, ToolSpec, as_tool_result, tool
 from handlers.domains.base import Domain
 from handlers.grading.registry import GraderSpec
 from handlers.ports import Grade, ToolResult

@@ -17,10 +17,10 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from engine.plugins.api import Plugin
-from engine.plugins.builtins import add_builtin_tools
 from engine.plugins.errors import PluginError
 from engine.plugins.registry import Entry, PluginSet, RegisteredTool
-from engine.plugins.tools import Tool, ToolSpec, class_tool
+from engine.tools.builtins import add_builtin_tools
+from engine.tools.spec import Tool, ToolSpec, class_tool
 from handlers.domains.base import Domain
 from handlers.grading.registry import GraderSpec
 from handlers.rewards import RewardSpec

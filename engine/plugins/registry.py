@@ -2,41 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.plugins.errors import PluginError
-from engine.plugins.tools import ToolSpec
+from engine.tools.spec import BUILTIN, RegisteredTool
 from handlers import domains as domain_registry
 from handlers import rewards as reward_registry
 from handlers.domains.base import Domain
 from handlers.grading import registry as grader_registry
 from handlers.grading.registry import GraderSpec
 from handlers.rewards import RewardSpec
-
-BUILTIN = "built-in"
-
-
-@dataclass(frozen=True)
-class RegisteredTool:
-    """A tool the engine can run, with the usage text prompts show for its tag."""
-
-    name: str
-    usage: str
-    source: str
-    plugin: str
-    build: Callable[[Any], Any]
-    """``(engine settings) -> runner`` with ``async run(tool_input, settings) -> ToolResult``."""
-    args: str = "raw text"
-    timeout: float | None = None
-    description: str = ""
-
-    @classmethod
-    def from_spec(cls, spec: ToolSpec, *, plugin: str, source: str) -> RegisteredTool:
-        return cls(name=spec.name, usage=spec.usage, source=source, plugin=plugin,
-                   build=lambda settings: spec.runner(), args=spec.schema_text(), timeout=spec.timeout,
-                   description=spec.description)
 
 
 @dataclass(frozen=True)

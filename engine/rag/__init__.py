@@ -7,13 +7,11 @@ from engine.rag.kb import KnowledgeBase
 from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
 from engine.rag.render import render_hits
 from engine.rag.request import RagRequest, RequestProblem, parse_request
-from engine.rag.tool import LocalRagTool
 
 __all__ = [
     "SUPPORTED_LIBRARIES",
     "Hit",
     "KnowledgeBase",
-    "LocalRagTool",
     "RagRequest",
     "RequestProblem",
     "UnknownLibraryError",

@@ -11,11 +11,9 @@ from engine.sandbox.config import ESSENTIAL, SandboxConfig
 from engine.sandbox.errors import SandboxError, SandboxUnavailable, WorkerFailed
 from engine.sandbox.outcome import SandboxOutcome, tool_json
 from engine.sandbox.sandbox import PythonSandbox
-from engine.sandbox.tool import PythonCodeTool
 
 __all__ = [
     "ESSENTIAL",
-    "PythonCodeTool",
     "PythonSandbox",
     "SandboxConfig",
     "SandboxError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.nats_server import SECRET_FILE
+from engine.nats.server import SECRET_FILE
 from tests.cli.support import apollo
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 from events import encode
 from tests.cli.support import apollo
 from tests.support.factories import started, submitted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from engine.progress import Progress
+from engine.cli.progress import Progress
 from replay.metrics import SampleResult
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.report import render_report
+from engine.cli.main import main
+from engine.cli.report import render_report
 from replay.report_data import report_data
 from tests.cli.support import apollo
 
@@ -74,7 +74,7 @@ def test_many_runs_histogram_puts_each_count_over_its_own_tick() -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from engine.report import MANY_RUNS, _usage_plot
+    from engine.cli.report import MANY_RUNS, _usage_plot
 
     rows = [{"run_id": f"r-{i}", "data_source": "gsm8k", "score": 0.0, "correct": False, "steps": 2,
              "tool_calls": 1, "completed": True} for i in range(MANY_RUNS + 1)]

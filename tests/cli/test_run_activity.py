@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import nats
 from structlog.testing import capture_logs
 
-from engine.run_activity import RunActivity
+from engine.runtime.run_activity import RunActivity
 from events import encode
 from events.run import RunCompleted, RunFailed
 from tests.support.factories import started, submitted

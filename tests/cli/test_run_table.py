@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
+from engine.cli.run_filters import point_in_time, run_filter
 from engine.errors import EngineError
-from engine.run_filters import point_in_time, run_filter
 from events.record import Recorded
 from events.run import RunCompleted, RunFailed
 from replay.run_table import RunFilter, render_table, run_row, select

@@ -97,7 +97,7 @@ def test_fork_at_takes_show_numbers_refuses_past_the_end_and_prints_the_result(t
 @pytest.mark.parametrize("at", ["0", "-3", "x", "1.5"])
 def test_garbage_fork_at_is_a_usage_error(at: str, capsys: pytest.CaptureFixture[str]) -> None:
     """--at takes an event number from 1; anything else stops at the parser naming the flag."""
-    from engine.cli import main
+    from engine.cli.main import main
 
     with pytest.raises(SystemExit) as info:
         main(["fork", "r-1", "--at", at])

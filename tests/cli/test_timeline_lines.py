@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.inspect import timeline_lines
+from engine.cli.runs import timeline_lines
 from events.record import Unreadable
 from events.run import RunStarted
 from tests.evolve.support import RoleModel, run_evolve_records, standard_reply
@@ -49,7 +49,7 @@ def test_reason_runs_have_no_round_column() -> None:
 
 async def test_sealed_trajectories_say_whose_they_are_and_their_vote() -> None:
     """An evolve round's verifier trajectory names the verifier and its vote; the policy's says its reward."""
-    from engine.render import summary
+    from engine.cli.render import summary
     from events.episode import TrajectorySealed
 
     records = await run_evolve_records(RoleModel(standard_reply()), evolve={"rounds": 1, "verifiers": 1})

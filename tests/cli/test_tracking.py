@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.cli.tracking import flat_numbers, open_trackers, parse_kinds
 from engine.errors import EngineError
-from engine.tracking import flat_numbers, open_trackers, parse_kinds
 
 HAS_TENSORBOARD = bool(importlib.util.find_spec("tensorboard")) and bool(importlib.util.find_spec("torch"))
 HAS_WANDB = bool(importlib.util.find_spec("wandb"))

@@ -16,7 +16,7 @@ async def event_log(request: pytest.FixtureRequest) -> AsyncIterator[object]:
     if request.param == "memory":
         yield InMemoryEventLog()
         return
-    from engine.eventlog.jetstream import JetStreamEventLog
+    from engine.nats.jetstream import JetStreamEventLog
 
     server = request.getfixturevalue("nats_server")
     log = await JetStreamEventLog.connect(server.url)
@@ -111,7 +111,7 @@ async def test_a_delivery_says_which_run_sequence_its_append_expected(event_log)
 
 async def test_submitting_opens_a_new_run_and_resubmitting_is_deduplicated(event_log) -> None:
     """``submit`` conditions a fresh run's first event; the same submission again is a no-op."""
-    from engine.commands import submit
+    from engine.cli.commands import submit
 
     event = submitted("r-s")
     opened = await submit(event_log, event)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import build_parser, main
-from engine.config import load_settings
-from engine.dataset_cli import dataset_path, samples_per_problem, with_sampling_flags
+from engine.cli.dataset_run import dataset_path, samples_per_problem, with_sampling_flags
+from engine.cli.main import build_parser, main
+from engine.config.settings import load_settings
 from engine.errors import ConfigError, EngineError
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.config import load_settings
+from engine.config.run_identity import other_digests, settings_digest
+from engine.config.settings import load_settings
 from engine.datasets import group_id_for, run_id_for
-from engine.run_identity import other_digests, settings_digest
 
 
 def _settings(**policy: object) -> dict[str, object]:

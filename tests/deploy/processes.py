@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.commands import submission
-from engine.streams import Definitions
+from engine.cli.commands import submission
+from engine.nats.streams import Definitions
 from events.model import ModelResponded
 from events.run import RunCompleted, RunFailed, RunStarted
 from events.tool import ToolReturned

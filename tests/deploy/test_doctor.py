@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.config import validate
-from engine.doctor import Check, check_models, check_nats, diagnose, exit_code, render, sandbox_checks
-from engine.metrics import Metrics, MetricsServer
+from engine.cli.doctor import Check, check_models, check_nats, diagnose, exit_code, render, sandbox_checks
+from engine.cli.main import main
+from engine.config.settings import validate
 from engine.models.fake_server import FakeOpenAIServer
-from engine.nats_server import NatsServerProcess, free_port
+from engine.nats.server import NatsServerProcess, free_port
+from engine.runtime.worker_metrics import Metrics, MetricsServer
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "scripted" / "demo.json"
 PROTECTIONS = [
@@ -46,12 +46,12 @@ async def test_no_running_engine_says_commands_start_their_own(tmp_path: Path) -
 
 async def test_no_running_engine_and_no_server_binary_is_an_essential_failure(tmp_path: Path, monkeypatch) -> None:
     """Without nats-server nothing can start an engine: FAIL with the fix."""
-    import engine.nats_server
+    import engine.nats.server
 
     def missing(explicit: str | None = None) -> Path:
-        raise engine.nats_server.ServerError("nats-server not found: run the set-up command")
+        raise engine.nats.server.ServerError("nats-server not found: run the set-up command")
 
-    monkeypatch.setattr(engine.nats_server, "find_server_binary", missing)
+    monkeypatch.setattr(engine.nats.server, "find_server_binary", missing)
     [check] = await check_nats(_settings(tmp_path), monitor_url=None, timeout=1.0)
     assert check.status == "fail"
     assert "nats-server not found" in check.detail

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.nats_server import find_server_binary
+from engine.nats.server import find_server_binary
 from tests.support.secured_nats import role_passwords, shipped_config
 from tests.support.tls import make_tls_files
 
@@ -85,7 +85,7 @@ def test_kubernetes_objects_have_api_version_kind_and_name() -> None:
 
 def test_worker_settings_in_kubernetes_are_valid_apollo_settings(tmp_path: Path) -> None:
     """The ConfigMap's config.yaml loads as apollo settings with three replicas."""
-    from engine.config import load_settings
+    from engine.config.settings import load_settings
 
     docs = [d for d in yaml.safe_load_all((DEPLOY / "k8s" / "workers.yaml").read_text()) if d]
     [config_map] = [d for d in docs if d["kind"] == "ConfigMap"]
@@ -129,7 +129,7 @@ def test_compose_services_reference_existing_files() -> None:
 
 def test_compose_worker_config_is_valid_apollo_settings() -> None:
     """deploy/config/cluster.yaml loads and keeps the stream at three replicas."""
-    from engine.config import load_settings
+    from engine.config.settings import load_settings
 
     settings = load_settings(DEPLOY / "config" / "cluster.yaml", environ={})
     assert settings.nats.replicas == 3

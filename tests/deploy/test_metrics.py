@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.dispatcher import Dispatcher
 from engine.eventlog.memory import InMemoryEventLog
-from engine.metrics import Histogram, Metrics, MetricsServer, watch_consumer
+from engine.runtime.dispatcher import Dispatcher
+from engine.runtime.worker_metrics import Histogram, Metrics, MetricsServer, watch_consumer
 from events.base import Event
 from events.run import ProblemSubmitted, RunStarted
 from handlers.context import HandlerContext, Services
@@ -135,7 +135,7 @@ async def test_a_metrics_port_in_use_is_one_error_naming_it() -> None:
     import socket
 
     from engine.errors import EngineError
-    from engine.metrics import exposed
+    from engine.runtime.worker_metrics import exposed
 
     holder = socket.socket()
     holder.bind(("0.0.0.0", 0))  # noqa: S104 - where the metrics server binds
@@ -157,7 +157,7 @@ async def test_a_metrics_port_in_use_is_one_error_naming_it() -> None:
 ])
 def test_metrics_ports_out_of_range_are_refused(args: list[str], message: str, tmp_path, monkeypatch, capsys) -> None:
     """A port past 65535 (for the last worker too) is one line before anything starts."""
-    from engine.cli import main
+    from engine.cli.main import main
 
     monkeypatch.setenv("APOLLO_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("APOLLO_NATS_URL", raising=False)

@@ -24,12 +24,12 @@ def test_wheel_ships_the_stream_definitions(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("apollo.json", "consumers.json", "buckets.json"):
-        assert f"engine/stream_definitions/{name}" in names
+        assert f"engine/nats/stream_definitions/{name}" in names
 
 
 def test_deploy_streams_is_the_packaged_copy() -> None:
     """Operators read deploy/streams; the engine reads the package: they are the same files."""
-    from engine.streams import DEFAULT_DEFINITIONS, Definitions
+    from engine.nats.streams import DEFAULT_DEFINITIONS, Definitions
 
     assert (ROOT / "deploy" / "streams").resolve() == DEFAULT_DEFINITIONS.resolve()
     assert Definitions.load().stream["name"]

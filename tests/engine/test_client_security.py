@@ -9,13 +9,13 @@ import nats
 import nats.errors
 import pytest
 
-from engine.bootstrap import client_security, open_runtime, start_embedded_server
-from engine.config import load_settings, validate
-from engine.doctor import security_check
+from engine.app.bootstrap import client_security, open_runtime, start_embedded_server
+from engine.cli.doctor import security_check
+from engine.config.settings import load_settings, validate
 from engine.errors import ConfigError, ConnectError, ServerError
-from engine.eventlog.client_events import permission_violation
-from engine.eventlog.security import ClientSecurity
-from engine.nats_server import SECRET_FILE, embedded_secret
+from engine.nats.client_events import permission_violation
+from engine.nats.security import ClientSecurity
+from engine.nats.server import SECRET_FILE, embedded_secret
 from tests.support.tls import make_tls_files
 
 # -- settings ---------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ async def test_a_wrong_token_for_the_embedded_server_is_one_line(tmp_path: Path)
     settings = load_settings(environ={"APOLLO_DATA_DIR": str(tmp_path / "data")})
     server = start_embedded_server(settings)
     try:
-        from engine.eventlog.jetstream import JetStreamEventLog
+        from engine.nats.jetstream import JetStreamEventLog
 
         with pytest.raises(ConnectError, match="refused the credentials \\(a token\\)"):
             await JetStreamEventLog.connect(server.url, security=ClientSecurity(token="guessed"))
@@ -221,7 +221,7 @@ async def test_a_refusal_while_reconnecting_is_logged_once_until_reconnected():
     """Revoked credentials on reconnect: one error line, not one per attempt; again after a reconnect."""
     from structlog.testing import capture_logs
 
-    from engine.eventlog.client_events import ClientEvents
+    from engine.nats.client_events import ClientEvents
 
     events = ClientEvents("worker")
     events.client = object()  # connected once

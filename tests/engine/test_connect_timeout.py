@@ -7,11 +7,11 @@ import asyncio
 import pytest
 import structlog
 
-from engine.bootstrap import open_runtime
-from engine.config import load_settings
+from engine.app.bootstrap import open_runtime
+from engine.config.settings import load_settings
 from engine.errors import ConfigError, ConnectError
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.nats_server import free_port
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import free_port
 
 
 def _dead_url() -> str:

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from engine.errors import StreamSetupError
-from engine.eventlog import pull_consumer
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.nats_server import NatsServerProcess
+from engine.nats import pull_consumer
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import NatsServerProcess
 from tests.support.factories import submitted
 
 

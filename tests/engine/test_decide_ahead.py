@@ -6,8 +6,8 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import HandlerFailed, ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import EventRejected, HandlerFailed, ProblemSubmitted, RunFailed, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from engine.engine_state import STATE_FILE, live_engine_url, read_state, write_state
-from engine.nats_server import NatsServerProcess
+from engine.nats.server import NatsServerProcess
+from engine.runtime.engine_state import STATE_FILE, live_engine_url, read_state, write_state
 
 
 def _dead_pid() -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cli import build_parser, main, settings_from_args
+from engine.cli.main import build_parser, main, settings_from_args
 
 
 @pytest.mark.parametrize("command", [["runs"], ["show", "r-1"], ["solve", "1+1"], ["up"], ["doctor"]])

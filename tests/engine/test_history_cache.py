@@ -6,10 +6,10 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.commands import submit
-from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.cli.commands import submit
 from engine.eventlog.memory import InMemoryEventLog
-from engine.histories import RunHistories
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.histories import RunHistories
 from events import ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from events.record import Recorded

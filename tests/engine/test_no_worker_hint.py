@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.bootstrap import open_runtime
-from engine.commands import submission, submit, warn_if_no_worker
-from engine.config import validate
+from engine.app.bootstrap import open_runtime
+from engine.cli.commands import submission, submit, warn_if_no_worker
+from engine.config.settings import validate
 from engine.errors import AccessDenied
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats.jetstream import JetStreamEventLog
 
 
 def _settings(url: str, tmp_path):

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from engine.grading import ProcessPoolGrader
+from engine.grading.pool import ProcessPoolGrader
 
 
 def _pool_processes(grader: ProcessPoolGrader) -> list[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from engine.progress import STALL_S, Progress
+from engine.cli.progress import STALL_S, Progress
 from replay.metrics import SampleResult
 
 

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.errors import StaleHistory
-from engine.eventlog.jetstream import JetStreamEventLog
 from engine.eventlog.memory import InMemoryEventLog
-from engine.histories import RunHistories
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.histories import RunHistories
 from events import ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from events.record import Recorded

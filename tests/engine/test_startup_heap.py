@@ -27,8 +27,8 @@ def test_objects_alive_at_start_up_are_frozen_and_later_ones_are_not() -> None:
     out = _run(
         """
         import gc
-        from engine.processes import freeze_startup_heap
-        import engine.dispatcher, openai, nats  # what a worker has loaded by then
+        from engine.runtime.processes import freeze_startup_heap
+        import engine.runtime.dispatcher, openai, nats  # what a worker has loaded by then
         freeze_startup_heap()
         frozen = gc.get_freeze_count()
         later = [[] for _ in range(1000)]
@@ -44,7 +44,7 @@ def test_garbage_cycles_made_before_the_freeze_are_collected_not_frozen() -> Non
     out = _run(
         """
         import gc, weakref
-        from engine.processes import freeze_startup_heap
+        from engine.runtime.processes import freeze_startup_heap
 
         class Node:
             pass
@@ -64,7 +64,7 @@ def test_garbage_cycles_made_after_the_freeze_are_still_collected() -> None:
     out = _run(
         """
         import gc, weakref
-        from engine.processes import freeze_startup_heap
+        from engine.runtime.processes import freeze_startup_heap
 
         class Node:
             pass

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from engine.dispatcher import Dispatcher, DispatcherSettings
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import ProblemSubmitted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services

@@ -8,9 +8,9 @@ import nats
 import pytest
 
 from engine.errors import PublishError, RunMovedOn
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.eventlog.publisher import PublishRefused, PublishTimeout, StreamPublisher
-from engine.nats_server import NatsServerProcess
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.publisher import PublishRefused, PublishTimeout, StreamPublisher
+from engine.nats.server import NatsServerProcess
 from tests.support.factories import submitted
 
 
@@ -155,7 +155,7 @@ async def test_only_a_condition_on_the_events_own_run_reaches_the_delivery(jetst
 
 def test_a_condition_header_that_is_not_a_number_is_ignored() -> None:
     """The server refuses such appends; a header edited in the store must not be trusted either."""
-    from engine.eventlog.jetstream import _expected_run_seq
+    from engine.nats.jetstream import _expected_run_seq
     from events.subjects import run_filter
 
     event = submitted(run_id="cond-c")

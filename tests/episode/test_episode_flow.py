@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.commands import outcome, submission
+from engine.cli.commands import outcome, submission
 from events import (
     ActionParsed,
     AnswerGraded,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from engine.commands import submission
-from engine.config import load_settings
+from engine.cli.commands import submission
+from engine.config.settings import load_settings
 from engine.errors import ConfigError
 from events import ActionParsed, AnswerGraded, EpisodeEnded, ModelCallRequested
 from handlers.episode.protocol import FALLBACK_ANSWER, PROTOCOLS
@@ -315,7 +315,7 @@ def test_an_unknown_protocol_is_refused_naming_the_key_and_the_choices(tmp_path:
 
 def test_the_cli_reports_a_bad_protocol_in_one_line(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """apollo solve with a bad protocol prints one error line and exits 1 (no traceback)."""
-    from engine.cli import main
+    from engine.cli.main import main
 
     path = tmp_path / "bad.yaml"
     path.write_text("episode:\n  protocol: fastest\n")

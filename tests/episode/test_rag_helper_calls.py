@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from events import (
     ActionParsed,
     ModelCallFailed,

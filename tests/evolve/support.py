@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from events import ChatMessage, SamplingParams
 from events.base import Event
 from handlers.ports import ModelError, ModelReply

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from engine.config import load_settings, validate
-from engine.dataset_cli import runs_in_flight
+from engine.cli.dataset_run import runs_in_flight
+from engine.config.settings import load_settings, validate
 
 
 def args(workflow: str, concurrency: int | None = None) -> argparse.Namespace:

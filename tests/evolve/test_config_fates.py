@@ -1,9 +1,9 @@
 """No setting accepted and ignored (issue 21 §3): every key is used, refused, or ignored for a stated reason.
 
-Two walks. Every reference key in ``engine.reference_config.REFERENCE_KEYS`` is loaded
+Two walks. Every reference key in ``engine.config.reference.REFERENCE_KEYS`` is loaded
 from a config file: a mapped key must land on the apollo settings its fate names, an
 ignored key must change nothing, a refused value must be a one-line error naming the key.
-Every apollo setting (each leaf of ``engine.config.Settings``) must name the module that
+Every apollo setting (each leaf of ``engine.config.settings.Settings``) must name the module that
 reads it, and that module must mention it. A new key in either place fails here until
 its fate is written down.
 """
@@ -17,13 +17,13 @@ import msgspec
 import pytest
 import yaml
 
-from engine.config import ModelSettings, Settings, load_settings
-from engine.errors import ConfigError
-from engine.reference_config import (
+from engine.config.reference import (
     ENV_SECTIONS,
     MODEL_BLOCK,
     REFERENCE_KEYS,
 )
+from engine.config.settings import ModelSettings, Settings, load_settings
+from engine.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -248,27 +248,27 @@ def test_apollo_values_without_an_implementation_are_refused(tmp_path: Path, con
 
 
 READERS: dict[str, str] = {
-    "nats.url": "engine/bootstrap.py",
-    "nats.store_dir": "engine/bootstrap.py",
-    "nats.replicas": "engine/bootstrap.py",
-    "nats.inline_limit": "engine/bootstrap.py",
-    "nats.max_event_bytes": "engine/bootstrap.py",
-    "nats.fsync_always": "engine/bootstrap.py",
-    "nats.ack_wait": "engine/bootstrap.py",
-    "nats.connect_timeout": "engine/bootstrap.py",
-    **{f"nats.{key}": "engine/eventlog/security.py" for key in (
+    "nats.url": "engine/app/bootstrap.py",
+    "nats.store_dir": "engine/app/bootstrap.py",
+    "nats.replicas": "engine/app/bootstrap.py",
+    "nats.inline_limit": "engine/app/bootstrap.py",
+    "nats.max_event_bytes": "engine/app/bootstrap.py",
+    "nats.fsync_always": "engine/app/bootstrap.py",
+    "nats.ack_wait": "engine/app/bootstrap.py",
+    "nats.connect_timeout": "engine/app/bootstrap.py",
+    **{f"nats.{key}": "engine/nats/security.py" for key in (
         "creds_file", "nkey_seed_file", "user", "password", "token", "ca_file", "cert_file", "key_file",
         "tls_hostname",
     )},
     "episode.max_steps": "handlers/episode/flow.py",
     "episode.history_length": "handlers/episode/flow.py",
-    "episode.enable_python_code": "engine/tools.py",
-    "episode.enable_local_rag": "engine/tools.py",
-    "episode.python_code_timeout": "engine/sandbox/tool.py",
+    "episode.enable_python_code": "engine/tools/registry.py",
+    "episode.enable_local_rag": "engine/tools/registry.py",
+    "episode.python_code_timeout": "engine/tools/python_code.py",
     "episode.protocol": "handlers/episode/protocol.py",
     "episode.grading": "handlers/episode/effects.py",
     "episode.force_answer": "handlers/episode/flow.py",
-    "episode.rag_top_k": "engine/tools.py",
+    "episode.rag_top_k": "engine/tools/registry.py",
     "episode.rag_rewrite_query": "handlers/episode/retrieval.py",
     "episode.rag_summarize": "handlers/episode/retrieval.py",
     "episode.domain": "engine/plugins/run_settings.py",
@@ -277,7 +277,7 @@ READERS: dict[str, str] = {
     "episode.invalid_turn_penalty": "handlers/rewards.py",
     "episode.min_reward": "handlers/rewards.py",
     "evolve.rounds": "handlers/evolve/plan.py",
-    "evolve.test_times": "engine/dataset_cli.py",
+    "evolve.test_times": "engine/cli/dataset_run.py",
     "evolve.verifiers": "handlers/evolve/plan.py",
     "evolve.scored_history_length": "handlers/evolve/rounds.py",
     "evolve.solution_memory": "handlers/evolve/rounds.py",
@@ -298,19 +298,19 @@ READERS: dict[str, str] = {
     "evolve.default_verifier": "handlers/evolve/plan.py",
     "evolve.branch_max_workers": "handlers/evolve/plan.py",
     "evolve.verifier_max_workers": "handlers/evolve/plan.py",
-    "evolve.problem_max_workers": "engine/dataset_cli.py",
+    "evolve.problem_max_workers": "engine/cli/dataset_run.py",
     "branches": "handlers/evolve/plan.py",
-    "dataset.path": "engine/dataset_cli.py",
-    "dataset.data_root": "engine/dataset_cli.py",
-    "dataset.dataset_name": "engine/dataset_cli.py",
-    "dataset.file_name": "engine/dataset_cli.py",
-    "dataset.samples": "engine/dataset_cli.py",
-    "worker.concurrency": "engine/bootstrap.py",
-    "worker.max_deliveries": "engine/bootstrap.py",
-    "worker.workers": "engine/cli.py",
-    "log.json": "engine/cli.py",
-    "log.level": "engine/cli.py",
-    "data_dir": "engine/config.py",
+    "dataset.path": "engine/cli/dataset_run.py",
+    "dataset.data_root": "engine/cli/dataset_run.py",
+    "dataset.dataset_name": "engine/cli/dataset_run.py",
+    "dataset.file_name": "engine/cli/dataset_run.py",
+    "dataset.samples": "engine/cli/dataset_run.py",
+    "worker.concurrency": "engine/app/bootstrap.py",
+    "worker.max_deliveries": "engine/app/bootstrap.py",
+    "worker.workers": "engine/cli/main.py",
+    "log.json": "engine/cli/main.py",
+    "log.level": "engine/cli/main.py",
+    "data_dir": "engine/config/settings.py",
     "plugins": "engine/plugins/loader.py",
     "models.model": "handlers/episode/model_choice.py",
     "models.base_url": "engine/models/router.py",

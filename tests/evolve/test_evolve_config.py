@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import load_settings
+from engine.config.settings import load_settings
 from engine.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import submission
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.cli.commands import submission
 from engine.models.fake_server import FakeOpenAIServer
+from engine.nats.jetstream import JetStreamEventLog
 from events import ModelResponded, RoundCompleted, RunCompleted
 
 pytestmark = pytest.mark.nats

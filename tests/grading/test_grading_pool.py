@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.grading import ProcessPoolGrader
+from engine.grading.pool import ProcessPoolGrader
 from handlers.ports import Grade
 
 # Integer exponent towers that sympy tries to evaluate exactly: a grader that never ends.

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 OWNER = """
 import asyncio, json, os
-from engine.grading import ProcessPoolGrader
+from engine.grading.pool import ProcessPoolGrader
 
 async def main():
     grader = ProcessPoolGrader()

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.grading import ProcessPoolGrader
+from engine.grading.pool import ProcessPoolGrader
 from handlers.grading import grade_answer
 from handlers.grading.normalise import normalise_answer
 from handlers.grading.pipeline import grade_math

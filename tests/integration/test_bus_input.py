@@ -8,8 +8,8 @@ import json
 import nats
 import pytest
 
-from engine.dispatcher import Dispatcher
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.dispatcher import Dispatcher
 from events import EventRejected, RunStarted, encode
 from handlers.context import Services
 from tests.engine.test_dispatcher import _has, drain, fast, routes

@@ -10,9 +10,9 @@ from typing import TypeVar
 import nats.errors
 import pytest
 
-from engine.eventlog.jetstream import JetStreamEventLog
 from engine.models.fake_server import FakeOpenAIServer
-from engine.nats_server import NatsServerProcess, free_port
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import NatsServerProcess, free_port
 from events.run import RunCompleted
 from tests.deploy.processes import assert_recorded_once, spawn_worker, submit, wait_finished, wait_pulling
 

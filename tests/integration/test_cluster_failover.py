@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import submission, submit
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.eventlog.publisher import PublishRefused
-from engine.eventlog.transient import retrying
+from engine.cli.commands import submission, submit
 from engine.models.fake_server import FakeOpenAIServer
-from engine.nats_server import NatsServerProcess
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.publisher import PublishRefused
+from engine.nats.server import NatsServerProcess
+from engine.nats.transient import retrying
 from events.run import RunCompleted
 from replay.verify import verify_run
 from tests.deploy.processes import REPO, assert_recorded_once, spawn_worker, wait_finished, wait_pulling

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ConnectError
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.eventlog.security import ClientSecurity
-from engine.nats_server import find_server_binary, free_port
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.security import ClientSecurity
+from engine.nats.server import find_server_binary, free_port
 
 nkeys = pytest.importorskip("nkeys")
 

@@ -15,15 +15,15 @@ import nats.errors
 import pytest
 import structlog
 
-from engine.bootstrap import open_runtime
-from engine.commands import submission, submit
-from engine.config import validate
+from engine.app.bootstrap import open_runtime
+from engine.app.logging import configure_logging
+from engine.cli.commands import submission, submit
+from engine.config.settings import validate
 from engine.errors import BusUnavailable, StreamSetupError
-from engine.eventlog.jetstream import DUPLICATE_IN_PROCESS, JetStreamEventLog
-from engine.eventlog.publisher import PublishRefused, PublishTimeout
-from engine.eventlog.transient import is_transient, retrying
-from engine.logging import configure_logging
-from engine.nats_server import NatsServerProcess
+from engine.nats.jetstream import DUPLICATE_IN_PROCESS, JetStreamEventLog
+from engine.nats.publisher import PublishRefused, PublishTimeout
+from engine.nats.server import NatsServerProcess
+from engine.nats.transient import is_transient, retrying
 from events import ProblemSubmitted
 from tests.support.factories import submitted
 
@@ -242,7 +242,7 @@ async def test_show_and_watch_read_through_a_failover(jetstream_log) -> None:
     """run_events (`apollo show`) and watch_run (`apollo solve`) retry reads that time out."""
     from types import SimpleNamespace
 
-    from engine.commands import run_events, watch_run
+    from engine.cli.commands import run_events, watch_run
     from events import RunCompleted
 
     await jetstream_log.append(submitted("r-watch"))

@@ -18,11 +18,11 @@ import nats
 import nats.js.errors
 import pytest
 
-from engine.commands import submission
-from engine.dispatcher import Dispatcher, DispatcherSettings
-from engine.eventlog.jetstream import PAYLOAD_HEADER, JetStreamEventLog
+from engine.cli.commands import submission
 from engine.eventlog.memory import InMemoryEventLog
-from engine.rollout_source import JetStreamRolloutSource
+from engine.nats.jetstream import PAYLOAD_HEADER, JetStreamEventLog
+from engine.nats.rollout_source import JetStreamRolloutSource
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import ChatMessage, EventRejected, HandlerFailed, RunCompleted, RunFailed, Turn, encode
 from events.model import SamplingParams
 from events.record import Unreadable
@@ -317,9 +317,9 @@ async def test_trajectory_whose_body_cannot_be_fetched_now_is_delivered_again_no
     event_log, nats_server, monkeypatch
 ) -> None:
     """D: a transient Object Store failure hands the trajectory back (counted), and it is trained later."""
-    import engine.rollout_source
+    import engine.nats.rollout_source
 
-    monkeypatch.setattr(engine.rollout_source, "DEFER_DELAY_S", 0.1)
+    monkeypatch.setattr(engine.nats.rollout_source, "DEFER_DELAY_S", 0.1)
     big = trajectory("late", 0, turns=[Turn(step=1, prompt=[ChatMessage(role="user", content="q" * 400_000)],
                                             response="the answer is 2")])
     await event_log.append(big)
@@ -344,7 +344,7 @@ async def test_trajectory_whose_body_cannot_be_fetched_now_is_delivered_again_no
 
 async def test_the_projector_steps_past_an_unreadable_tail_once(event_log, js) -> None:
     """A poison message last in the stream is skipped and the projector's cursor moves past it (no re-read per poll)."""
-    from engine.projector import Projector
+    from engine.runtime.projector import Projector
 
     await event_log.append(submitted("projected"))
     await js.publish("apollo.run.X.problem.submitted", POISON)
@@ -357,9 +357,9 @@ async def test_the_projector_steps_past_an_unreadable_tail_once(event_log, js) -
 
 def test_history_and_export_files_with_deep_nesting_are_refused_in_one_line(tmp_path: Path) -> None:
     """`apollo replay --file` and `apollo export --events` name the bad line instead of a RecursionError traceback."""
+    from engine.cli.export import read_events_file
+    from engine.cli.replay import read_history
     from engine.errors import EngineError
-    from engine.replay_cli import read_history
-    from engine.training_cli import read_events_file
 
     history = tmp_path / "deep.ndjson"
     deep = "[" * 5000 + "]" * 5000

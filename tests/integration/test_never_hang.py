@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine_state import STATE_FILE
 from engine.models.fake_server import FakeOpenAIServer
-from engine.nats_server import free_port
-from engine.processes import running
+from engine.nats.server import free_port
+from engine.runtime.engine_state import STATE_FILE
+from engine.runtime.processes import running
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import nats.js.errors
 import pytest
 
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.nats.jetstream import JetStreamEventLog
 from events import ProblemSubmitted
 from tests.support.factories import submitted
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import new_run_id, submission
-from engine.config import load_settings
+from engine.cli.commands import new_run_id, submission
+from engine.config.settings import load_settings
 from engine.errors import AccessDenied, ConnectError, PublishError
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.eventlog.security import ClientSecurity
 from engine.models.fake_server import FakeOpenAIServer
-from engine.nats_server import find_server_binary
-from engine.rollout_source import connect_trainer
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.rollout_source import connect_trainer
+from engine.nats.security import ClientSecurity
+from engine.nats.server import find_server_binary
 from events.run import RunCompleted
 from events.subjects import subject_for_tag
 from tests.deploy.processes import REPO, spawn_worker, wait_finished, wait_pulling
@@ -233,8 +233,8 @@ async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, t
 
 async def test_a_submitter_is_told_when_no_worker_pulls(server, admin_log, tmp_path: Path, capsys):
     """solve/run as the submitter role may look at the work queue, so a NATS without workers is named, not silent."""
-    from engine.bootstrap import open_runtime
-    from engine.commands import submit, warn_if_no_worker
+    from engine.app.bootstrap import open_runtime
+    from engine.cli.commands import submit, warn_if_no_worker
 
     settings = load_settings(environ={**server.env("submitter"), "APOLLO_DATA_DIR": str(tmp_path / "cli")})
     runtime = await open_runtime(settings, start_server=False)
@@ -271,7 +271,7 @@ async def test_apollo_submit_with_a_wrong_ca_ends_with_one_line(server, tmp_path
 
 async def test_doctor_reports_an_authenticated_encrypted_connection(server, admin_log):
     """`apollo doctor` with the viewer's credentials says how it is connected."""
-    from engine.doctor import check_nats
+    from engine.cli.doctor import check_nats
 
     env = server.env("viewer")
     settings = load_settings(environ=env)
@@ -334,7 +334,7 @@ def _routes_of(http_port: int) -> set[str]:
 async def test_cluster_routes_need_the_route_certificate(tmp_path: Path):
     """The three shipped nodes route to each other over mutual TLS; a node with another
     certificate of the same CA is refused by route authorisation."""
-    from engine.nats_server import free_port
+    from engine.nats.server import free_port
 
     tls = make_tls_files(tmp_path / "tls")
     ports = {f"{kind}{node}": free_port() for kind in ("client", "http", "route") for node in (1, 2, 3, 4)}
@@ -396,7 +396,7 @@ async def test_an_nkey_user_connects_with_its_seed_file_and_another_seed_is_refu
     """NKeys instead of passwords (deploy/README.md): the role's seed file connects; another seed is one line."""
     import nkeys
 
-    from engine.nats_server import free_port
+    from engine.nats.server import free_port
 
     def user_seed(name: str) -> tuple[Path, str]:
         seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)

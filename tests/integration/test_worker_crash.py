@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import submission
-from engine.eventlog.jetstream import JetStreamEventLog
+from engine.cli.commands import submission
 from engine.models.fake_server import FakeOpenAIServer
+from engine.nats.jetstream import JetStreamEventLog
 from events import ModelCallRequested, ModelResponded, RunCompleted, ToolCallRequested, ToolReturned
 
 pytestmark = pytest.mark.nats

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.config import NatsSettings
-from engine.dispatcher import Dispatcher, DispatcherSettings
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.streams import Definitions
+from engine.config.settings import NatsSettings
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.streams import Definitions
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import ProblemSubmitted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services
@@ -113,8 +113,8 @@ def test_the_default_ack_wait_is_seconds_and_the_shipped_consumer_agrees() -> No
 
 async def test_the_workers_heartbeat_is_a_third_of_the_configured_ack_wait(tmp_path) -> None:
     """`apollo worker` derives its heartbeat from nats.ack_wait."""
-    from engine.bootstrap import Runtime
-    from engine.config import validate
+    from engine.app.bootstrap import Runtime
+    from engine.config.settings import validate
 
     settings = validate({"nats": {"ack_wait": 9}})
     runtime = Runtime(settings=settings, log=None, services=Services())  # type: ignore[arg-type]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from engine.eventlog.jetstream import JetStreamEventLog
 from engine.models.fake_server import FakeOpenAIServer
+from engine.nats.jetstream import JetStreamEventLog
 from events.model import ModelCallRequested
 from events.tool import ToolCallRequested, ToolReturned
 from tests.deploy.processes import (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.bootstrap import build_services, open_runtime
+from engine.app.bootstrap import build_services, open_runtime
 from engine.errors import ConfigError
 from engine.plugins import PluginError, load_plugins
 from handlers.domains import domain_names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from engine.plugins import RegistryGrader, load_plugins
 from events import AnswerGraded, ToolReturned, TrajectorySealed
 from replay.verify import verify_run

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from engine.plugins import load_plugins
 from events import EpisodeEnded, TrajectorySealed
 from handlers.rewards import RewardInput, compute_reward, shaped_reward

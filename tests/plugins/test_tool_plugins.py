@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from engine.plugins import load_plugins
 from events import (
     ModelCallRequested,

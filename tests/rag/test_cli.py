@@ -1,4 +1,4 @@
-"""The rag CLI commands through a parser built the way engine/cli.py will build it."""
+"""The rag CLI commands through a parser built the way engine/cli/main.py will build it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rag.cli import register
+from engine.cli.rag import register
 
 
 def _main(argv: list[str]) -> int:

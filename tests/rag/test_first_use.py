@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from engine.commands import submission
+from engine.cli.commands import submission
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
-from engine.rag.tool import LocalRagTool
+from engine.tools.local_rag import LocalRagTool
 from events import ModelCallRequested, ToolCallRequested, ToolReturned, TrajectorySealed
 from replay.verify import verify_run
 from tests.support.engine_harness import make_settings, run_until_done, services

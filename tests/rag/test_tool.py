@@ -7,7 +7,7 @@ import json
 import pytest
 
 from engine.rag.request import MAX_TOP_K, RagRequest, parse_request
-from engine.rag.tool import LocalRagTool
+from engine.tools.local_rag import LocalRagTool
 
 
 @pytest.fixture
@@ -161,7 +161,7 @@ def test_parse_request_uses_default_top_k() -> None:
 
 async def test_registry_closes_the_rag_tool_with_its_sync_close(small_kb) -> None:
     """Worker shutdown closes every tool; local_rag's close is synchronous and must not break it."""
-    from engine.tools import ToolRegistry
+    from engine.tools.registry import ToolRegistry
 
     rag = LocalRagTool(kb=small_kb)
     registry = ToolRegistry({"local_rag": rag})

@@ -13,8 +13,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from engine.commands import submission
-from engine.replay_cli import history_lines
+from engine.cli.commands import submission
+from engine.cli.replay import history_lines
 from tests.episode.test_episode_flow import Replies
 from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 

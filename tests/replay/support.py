@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.commands import submission
-from engine.replay_cli import read_history
+from engine.cli.commands import submission
+from engine.cli.replay import read_history
 from events.record import Recorded
 from tests.episode.test_episode_flow import Replies
 from tests.support.engine_harness import EchoPython, make_settings, run_until_done, services
@@ -37,8 +37,8 @@ async def run_forked(log: Any, svc: Any, run_ids: list[str], *, timeout: float =
     """Like the harness's run_until_done, with the fork-aware dispatcher `apollo fork` uses."""
     import asyncio
 
-    from engine.dispatcher import DispatcherSettings
-    from engine.replay_cli import ForkAwareDispatcher
+    from engine.cli.replay import ForkAwareDispatcher
+    from engine.runtime.dispatcher import DispatcherSettings
     from handlers.table import ROUTES
     from tests.support.engine_harness import _finished
 

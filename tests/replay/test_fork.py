@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from engine.cli.replay import fork_run
 from engine.errors import EngineError
-from engine.replay_cli import fork_run
 from events import ActionParsed, ModelCallRequested, ProblemSubmitted, RunCompleted, RunStarted
 from replay.diff import diff_runs
 from replay.verify import verify_run

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from engine.eventlog.jetstream import JetStreamEventLog
 from engine.eventlog.memory import InMemoryEventLog
-from engine.projector import CURSOR_KEY, Projector, run_projector
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.projector import CURSOR_KEY, Projector, run_projector
 from handlers.projections.registry import projections
 from replay.rebuild import check_against_checkpoint, checkpoint_key, decode_checkpoint, rebuild_run, state_bytes
 from tests.replay.support import golden

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.replay_cli import fork_overrides
+from engine.cli.main import main
+from engine.cli.replay import fork_overrides
 from tests.replay.support import HISTORIES
 
 

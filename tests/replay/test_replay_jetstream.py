@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from engine.cli.replay import fork_run, rebuild_report
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
-from engine.replay_cli import fork_run, rebuild_report
 from events import RunCompleted
 from replay.verify import verify_run
 from tests.replay.support import run_episode, run_forked

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox.cli import protection_report, register
+from engine.cli.sandbox import protection_report, register
 
 
 def parse(*argv: str) -> argparse.Namespace:

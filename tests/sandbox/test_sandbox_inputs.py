@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from conftest import as_json
 
-from engine.sandbox import PythonCodeTool, PythonSandbox, SandboxConfig, SandboxUnavailable
+from engine.sandbox import PythonSandbox, SandboxConfig, SandboxUnavailable
+from engine.tools.python_code import PythonCodeTool
 from handlers.ports import ToolResult
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

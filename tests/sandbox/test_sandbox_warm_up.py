@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from engine.bootstrap import SandboxedPython, build_services
+from engine.app.bootstrap import build_services
+from engine.tools.python_code import SandboxedPython
 from tests.support.engine_harness import make_settings
 
 

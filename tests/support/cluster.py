@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.nats_server import NatsServerProcess, free_port
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import NatsServerProcess, free_port
 
 
 def cluster_nodes(folder: Path, size: int = 3) -> list[NatsServerProcess]:

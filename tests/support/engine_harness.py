@@ -7,10 +7,10 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engine.config import Settings, validate
-from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.config.settings import Settings, validate
 from engine.eventlog.memory import InMemoryEventLog
-from engine.tools import ToolRegistry
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.tools.registry import ToolRegistry
 from events.run import RunCompleted, RunFailed
 from handlers.context import Services
 from handlers.ports import ToolResult
@@ -47,7 +47,7 @@ def make_settings(raw: dict[str, Any] | None = None) -> Settings:
 
 def services(settings: Settings, *, models: Any, tools: dict[str, Any] | None = None,
              grader: Any = None) -> Services:
-    from engine.bootstrap import settings_for_run
+    from engine.app.bootstrap import settings_for_run
 
     return Services(
         models=models,

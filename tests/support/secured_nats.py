@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.eventlog.security import ClientSecurity
-from engine.nats_server import find_server_binary, free_port
+from engine.nats.security import ClientSecurity
+from engine.nats.server import find_server_binary, free_port
 from tests.support.tls import TlsFiles, make_tls_files
 
 DEPLOY_NATS = Path(__file__).resolve().parents[2] / "deploy" / "nats"

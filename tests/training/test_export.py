@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from engine.training_cli import register
+from engine.cli.export import register
 from events import encode
 from replay.training.export import RL_COLUMNS, SFT_COLUMNS, export_trajectories
 from tests.training.conftest import trajectory, turn

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from engine.training_cli import register
+from engine.cli.export import register
 from events import TrajectorySealed, decode, encode
 from replay.training import InMemoryRolloutSource, RolloutSubscription, SubscriptionOptions
 from replay.training.dataproto import collate

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from engine.rollout_source import JetStreamRolloutSource
+from engine.nats.rollout_source import JetStreamRolloutSource
 from events.subjects import subject_for_tag
 from replay.training import RolloutSubscription, SubscriptionOptions, TrainingCursor
 from tests.training.conftest import trajectory

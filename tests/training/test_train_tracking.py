@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from engine.report import read_csv, render_report
-from engine.tracking import open_trackers
+from engine.cli.report import read_csv, render_report
+from engine.cli.tracking import open_trackers
 from replay.report_data import report_data
 from replay.training import InMemoryRolloutSource, SubscriptionOptions
 from tests.training.test_train_example import _example, _group, _tiny_model

@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.dispatcher import Dispatcher, DispatcherSettings
 from engine.eventlog.memory import InMemoryEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from events import DecodeError, EventRejected, ProblemSubmitted, RunStarted, UnknownEvent, decode, encode
 from events.base import Event
 from events.codec import MAX_DEPTH

@@ -1,0 +1,1 @@
+"""The `apollo` command line: one module per command group, registered in one list."""

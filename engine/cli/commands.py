@@ -1,0 +1,200 @@
+"""What the CLI commands do, as async functions over a Runtime (no argument parsing here)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.app.bootstrap import Runtime
+from engine.errors import RunMovedOn, RunNotFound
+from engine.eventlog.port import Appended, EventLog
+from engine.eventlog.stored import report_unreadable
+from engine.nats.transient import retrying
+from events.base import Event, is_valid_run_id
+from events.record import Recorded, Unreadable
+from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
+
+
+async def submit(log: EventLog, event: ProblemSubmitted) -> Appended:
+    """Append a submission as its run's first event when the run is new.
+
+    Appending it on the condition that the run has no events yet lets the worker that
+    receives it start from the submission alone instead of reading the run's history.
+    A run that already has events (the same submission again) gets a plain append,
+    which the event id deduplicates. A failover in the middle is retried for a bounded
+    time (the event id makes a retry of a stored submission a no-op).
+    """
+    async def once() -> Appended:
+        try:
+            return await log.append(event, expected_run_seq=0)
+        except RunMovedOn:
+            return await log.append(event)
+
+    return await retrying(once, doing=f"submit run {event.run_id}")
+
+
+def new_run_id(prefix: str = "run") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def submission(
+    run_id: str,
+    question: str,
+    *,
+    ground_truth: str | None = None,
+    problem_id: str | None = None,
+    data_source: str = "cli",
+    workflow: str = "reason",
+    config: dict[str, Any] | None = None,
+    group_id: str | None = None,
+    sample_index: int = 0,
+    group_size: int | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> ProblemSubmitted:
+    """A ``ProblemSubmitted`` whose event id is the run id (resubmitting is a no-op)."""
+    if not is_valid_run_id(run_id):
+        msg = f"invalid run id {run_id!r}: use letters, digits, '-' and '_' only"
+        raise ValueError(msg)
+    return ProblemSubmitted(
+        event_id=run_id,
+        run_id=run_id,
+        occurred_at=datetime.now(UTC),
+        problem_id=problem_id or run_id,
+        question=question,
+        ground_truth=ground_truth,
+        data_source=data_source,
+        workflow=workflow,
+        config=config or {},
+        group_id=group_id,
+        sample_index=sample_index,
+        group_size=group_size,
+        metadata=metadata or {},
+    )
+
+
+async def watch_run(
+    runtime: Runtime,
+    run_id: str,
+    on_event: Callable[[Recorded], None] | None = None,
+    *,
+    poll: float = 0.05,
+    timeout: float | None = None,
+) -> list[Recorded]:
+    """Follow a run until it completes or fails; returns all its events."""
+    records: list[Recorded] = []
+    last = 0
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    while True:
+        fresh, skipped = await retrying(lambda after=last: _read_run(runtime, run_id, after),
+                                        doing=f"read run {run_id}")
+        for record in fresh:
+            records.append(record)
+            last = record.seq
+            if on_event is not None:
+                on_event(record)
+        for found in skipped:  # reported once: the next poll starts after it
+            report_unreadable(found, None)
+            last = max(last, found.seq)
+        if any(isinstance(r.event, RUN_ENDINGS) for r in fresh):
+            return records
+        if deadline is not None and asyncio.get_running_loop().time() > deadline:
+            msg = f"run {run_id} did not finish within {timeout:.0f}s"
+            raise TimeoutError(msg)
+        await asyncio.sleep(poll)
+
+
+async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable] | None = None) -> list[Recorded]:
+    """The run's readable events; messages that cannot be read go to ``unreadable``."""
+    skipped: list[Unreadable] = [] if unreadable is None else unreadable
+    records, found = await retrying(lambda: _read_run(runtime, run_id), doing=f"read run {run_id}")
+    skipped.extend(found)
+    if not records:
+        if skipped:
+            first = skipped[0]
+            msg = f"run {run_id!r} has no readable event ({len(skipped)} unreadable; seq {first.seq}: {first.reason})"
+        else:
+            msg = f"unknown run {run_id!r}: no events recorded"
+        raise RunNotFound(msg)
+    return records
+
+
+async def _read_run(runtime: Runtime, run_id: str, after_seq: int = 0) -> tuple[list[Recorded], list[Unreadable]]:
+    """One read of a run (a retry after a failover starts over, unreadable records included)."""
+    skipped: list[Unreadable] = []
+    return await runtime.log.read_run(run_id, after_seq=after_seq, unreadable=skipped), skipped
+
+
+def outcome(records: list[Recorded]) -> dict[str, Any]:
+    """The summary `apollo solve --json` prints."""
+    from events.episode import AnswerGraded, EpisodeEnded
+
+    result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
+    for record in records:
+        event = record.event
+        if isinstance(event, AnswerGraded) and event.episode == "main":
+            result.update(answer=event.answer, score=event.score, method=event.method)
+        elif isinstance(event, EpisodeEnded) and event.episode == "main":
+            result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
+        elif isinstance(event, RunCompleted):
+            result["status"] = "completed"
+            result.setdefault("done_reason", event.done_reason)
+        elif isinstance(event, RunFailed):
+            result.update(status="failed", reason=event.reason)
+    result.setdefault("status", "running")
+    return result
+
+
+NO_WORKER_AFTER_S = 10.0
+"""How long a submission may wait for its first worker before the user is told none is there."""
+
+
+async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after: float = NO_WORKER_AFTER_S) -> None:
+    """After ``after`` seconds, say so once if the run is still untouched and no worker is alive.
+
+    A dead engine with its NATS still up (an ``apollo up`` elsewhere that died, workers
+    scaled to zero) would otherwise leave the command waiting with no word. Run it as a
+    task next to the wait; it only reads.
+    """
+    from engine.runtime.dispatcher import DispatcherSettings
+
+    await asyncio.sleep(after)
+    with contextlib.suppress(Exception):  # a hint, never a reason to fail the command
+        records, _ = await _read_run(runtime, run_id)
+        if len(records) > 1:
+            return  # a worker has taken it
+        try:
+            active = await runtime.log.workers_active(DispatcherSettings().consumer)
+        except Exception as exc:  # e.g. a role not allowed to look at the work queue
+            lacking = f"no worker has taken it (whether one pulls from {where} could not be checked: {exc})"
+        else:
+            if active:
+                return
+            lacking = f"no worker is pulling work from {where}"
+        print(f"apollo: run {run_id} has waited {after:g} s and {lacking}: "
+              "start one with `apollo up` (or `apollo worker --nats-url URL` on any host); "
+              "still waiting, Ctrl-C to stop", file=sys.stderr, flush=True)
+
+
+@contextlib.asynccontextmanager
+async def local_workers(runtime: Runtime, enabled: bool):  # noqa: ANN201 - async context manager
+    """Run a dispatcher in this process while the block runs (when no engine is up)."""
+    if not enabled:
+        yield None
+        return
+    dispatcher = runtime.dispatcher()
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        yield dispatcher
+    finally:
+        dispatcher.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+
+
+def events_only(records: list[Recorded]) -> list[Event]:
+    return [record.event for record in records]

@@ -1,0 +1,189 @@
+"""``apollo export``: training samples from sealed trajectories, as Parquet or JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.cli.run_filters import add_run_filter_arguments, run_filter
+from engine.cli.run_lookup import pick_run_id
+from engine.errors import EngineError
+from events import DecodeError, Event, TrajectorySealed, decode
+from events.record import Recorded
+from events.run import ProblemSubmitted, RunStarted
+from events.subjects import RUN_PREFIX, SEALED_TRAJECTORIES
+from replay.run_table import RunRow, run_row
+from replay.training.export import FORMATS, ExportReport, export_trajectories
+from replay.training.samples import INVALID_TURN_PENALTY, LAYOUTS, REWARD_SOURCES, SampleOptions
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``export`` command; its handler is ``args.handler(args) -> int``."""
+    p = subparsers.add_parser(
+        "export",
+        help="training samples from sealed trajectories (parquet or jsonl)",
+        description="Write one row per training sample of every sealed trajectory.",
+    )
+    p.add_argument("--format", choices=FORMATS, default="parquet", dest="fmt")
+    p.add_argument("--layout", choices=LAYOUTS, default="per_turn")
+    p.add_argument("--out", type=Path, required=True, help="file to write")
+    p.add_argument(
+        "--events",
+        type=Path,
+        help="read events from this JSON-lines file (one encoded event per line) "
+        "instead of the event log",
+    )
+    p.add_argument("--invalid-turn-penalty", type=float, default=INVALID_TURN_PENALTY)
+    p.add_argument("--sft-min-score", type=float, default=1.0)
+    p.add_argument("--reward-source", choices=REWARD_SOURCES, default="ground_truth",
+                   help="outcome reward of each sample: the grade against the ground truth, or "
+                   "the verifiers' label-free vote (evolve runs)")
+    p.add_argument("--run", action="append", dest="runs", metavar="RUN",
+                   help="only this run (or an unambiguous prefix of its id); repeat for several")
+    add_run_filter_arguments(p)
+    p.set_defaults(handler=run_export)
+
+
+def trajectories_of(events: Iterable[Any]) -> Iterator[TrajectorySealed]:
+    """The sealed trajectories among ``events`` (anything else is ignored)."""
+    for event in events:
+        if isinstance(event, TrajectorySealed):
+            yield event
+
+
+def read_events_file(path: Path) -> tuple[list[Event], list[str]]:
+    """Events of a JSON-lines file plus one error line per unreadable line."""
+    events: list[Event] = []
+    errors: list[str] = []
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                event = decode(line)
+            except DecodeError as exc:
+                errors.append(f"{path}:{number}: {exc}")
+                continue
+            if isinstance(event, Event):
+                events.append(event)
+    return events, errors
+
+
+def export_events(events: Iterable[Any], args: argparse.Namespace,
+                  trajectories: list[TrajectorySealed] | None = None) -> ExportReport:
+    """Export the sealed trajectories among ``events`` (or ``trajectories``) as ``args`` say;
+    each row carries its run's ground truth when the run's submission is among ``events``."""
+    events = list(events)
+    options = SampleOptions(
+        invalid_turn_penalty=args.invalid_turn_penalty, sft_min_score=args.sft_min_score,
+        reward_source=getattr(args, "reward_source", "ground_truth"),
+    )
+    truths = {e.run_id: e.ground_truth for e in events if isinstance(e, ProblemSubmitted)}
+    return export_trajectories(
+        trajectories_of(events) if trajectories is None else trajectories, layout=args.layout, fmt=args.fmt,
+        out=args.out, options=options, ground_truths=truths,
+    )
+
+
+RUN_SUBJECTS = (SEALED_TRAJECTORIES, f"{RUN_PREFIX}.*.problem.submitted", f"{RUN_PREFIX}.*.run.started")
+"""What an export reads from the log: the trajectories, and what the filters and rows need of their runs."""
+
+
+async def _log_events(settings: Any) -> tuple[list[Event], list[str]]:
+    """Every sealed trajectory recorded in the event log with its run's submission and start,
+    plus one line per unreadable message."""
+    from engine.app.bootstrap import open_runtime
+
+    runtime = await open_runtime(settings, start_server=True)
+    unreadable: list[Any] = []
+    events: list[Event] = []
+    try:
+        for subjects in RUN_SUBJECTS:
+            events += [record.event async for record in runtime.log.read_all(subjects, unreadable=unreadable)]
+    finally:
+        await runtime.close()
+    return events, [f"message seq {found.seq} on {found.subject}: {found.reason}" for found in unreadable]
+
+
+def filters_given(args: argparse.Namespace) -> list[str]:
+    """The run filters on the command line, as the user wrote them."""
+    given = [f"--run {run}" for run in getattr(args, "runs", None) or []]
+    for flag, dest in (("--dataset", "dataset"), ("--model", "filter_model"), ("--workflow", "workflow")):
+        if getattr(args, dest, None):
+            given.append(f"{flag} {getattr(args, dest)}")
+    given += [f"--{dest} {getattr(args, dest).isoformat(timespec='minutes')}" for dest in ("since", "until")
+              if getattr(args, dest, None)]
+    return given
+
+
+def select_trajectories(events: list[Event], args: argparse.Namespace) -> list[TrajectorySealed]:
+    """The sealed trajectories among ``events`` whose runs pass the filters in ``args``."""
+    trajectories = list(trajectories_of(events))
+    if not filters_given(args):
+        return trajectories
+    runs = run_rows(events)
+    wanted = {pick_run_id(runs.keys(), text) for text in args.runs} if getattr(args, "runs", None) else None
+    keep = run_filter(args)
+    return [t for t in trajectories if (wanted is None or t.run_id in wanted)
+            and keep.keeps(runs.get(t.run_id) or trajectory_row(t))]
+
+
+def run_rows(events: list[Event]) -> dict[str, RunRow]:
+    """A summary row per run whose submission is among ``events`` (from its submission and start)."""
+    by_run: dict[str, list[Recorded]] = {}
+    for event in events:
+        if isinstance(event, ProblemSubmitted | RunStarted):
+            records = by_run.setdefault(event.run_id, [])
+            records.append(Recorded(len(records) + 1, "", event))
+    return {run_id: run_row(run_id, records) for run_id, records in by_run.items()
+            if any(isinstance(r.event, ProblemSubmitted) for r in records)}
+
+
+def trajectory_row(t: TrajectorySealed) -> RunRow:
+    """What a trajectory alone tells of its run (an events file may hold trajectories only)."""
+    return RunRow(run_id=t.run_id, started=t.occurred_at.isoformat(), workflow="?", model=t.model,
+                  dataset=t.data_source, data_source=t.data_source, status="?", score=t.score, answer=None,
+                  duration_s=None, steps=len(t.turns), events=0, question="", unreadable=0)
+
+
+def run_export(args: argparse.Namespace, settings: Any = None) -> int:
+    """CLI handler: 0 on success, 1 when the input cannot be read."""
+    errors: list[str] = []
+    if args.events is None:
+        events, errors = asyncio.run(_log_events(settings))
+    else:
+        try:
+            events, errors = read_events_file(args.events)
+        except OSError as exc:
+            print(f"apollo export: cannot read {args.events}: {exc}", file=sys.stderr)
+            return 1
+        errors = [f"line {error}" for error in errors]
+    for error in errors:
+        print(f"apollo export: skipped unreadable {error}", file=sys.stderr)
+    try:
+        trajectories = select_trajectories(events, args)
+    except EngineError as exc:
+        print(f"apollo export: {exc}", file=sys.stderr)
+        return 1
+    if not trajectories and filters_given(args):
+        total = sum(1 for _ in trajectories_of(events))
+        print(f"apollo export: no sealed trajectory matches {' '.join(filters_given(args))} "
+              f"({total} in all); nothing written", file=sys.stderr)
+        return 1
+    report = export_events(events, args, trajectories)
+    summary = {
+        "out": report.path,
+        "rows": report.rows,
+        "trajectories": report.trajectories,
+        "skipped": len(report.skipped),
+        "unreadable_lines": len(errors),
+    }
+    print(json.dumps(summary))
+    for skipped in report.skipped:
+        print(f"apollo export: skipped {skipped['traj_uid']}: {skipped['reason']}", file=sys.stderr)
+    return 0

@@ -1,0 +1,83 @@
+"""Arguments shared by the commands that start runs: the problem, its source row, the policy model."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import msgspec
+
+from engine.cli.argtypes import whole_number
+from engine.config.settings import Settings, validate
+from engine.errors import EngineError
+
+positive_int = whole_number(1)
+port = whole_number(1, 65535)
+
+
+def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("question", nargs="?", help="the problem text (or use --from-dataset)")
+    parser.add_argument("--from-dataset", metavar="FILE", help="take the question and answer from a dataset file")
+    parser.add_argument("--index", type=int, default=0, help="row of --from-dataset to use (default 0)")
+    parser.add_argument("--answer", help="ground truth, used only for grading")
+    parser.add_argument("--run-id", help="run id to use (default: generated)")
+    parser.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
+    parser.add_argument("--max-steps", type=positive_int, help="step budget of the episode")
+
+
+def fill_from_dataset(args: argparse.Namespace) -> None:
+    """``--from-dataset FILE --index N``: question, ground truth and source from a benchmark row."""
+    if not getattr(args, "from_dataset", None):
+        return
+    from engine.datasets import DatasetError, load_problems
+
+    try:
+        load = load_problems(args.from_dataset, limit=args.index + 1 if args.index >= 0 else None)
+    except DatasetError as exc:
+        raise EngineError(str(exc)) from exc
+    if not 0 <= args.index < len(load.problems):
+        msg = f"--index {args.index} is out of range: {args.from_dataset} has {len(load.problems)} usable rows"
+        raise EngineError(msg)
+    problem = load.problems[args.index]
+    args.question = args.question or problem.question
+    args.answer = args.answer if args.answer is not None else problem.ground_truth
+    args.problem_id = problem.problem_id
+    args.data_source = problem.data_source
+
+
+def problem_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """Problem id and data source when the question came from a dataset."""
+    fields = {}
+    if getattr(args, "problem_id", None):
+        fields["problem_id"] = args.problem_id
+    if getattr(args, "data_source", None):
+        fields["data_source"] = args.data_source
+    return fields
+
+
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The run settings the command line overrides (``--max-steps``)."""
+    config: dict[str, Any] = {}
+    if getattr(args, "max_steps", None):
+        config["episode"] = {"max_steps": args.max_steps}
+    return config
+
+
+def apply_model_flags(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``--model`` / ``--model-url`` replace the policy model's name and endpoint."""
+    model = getattr(args, "model", None)
+    url = getattr(args, "model_url", None)
+    if not (model or url):
+        return settings
+    policy = msgspec.to_builtins(settings.model_for("policy"))
+    if url:
+        policy["base_url"] = url
+        if not model and policy["model"].startswith("scripted:"):
+            policy["model"] = "default"
+    if model:
+        policy["model"] = model
+    models = {role: msgspec.to_builtins(spec) for role, spec in settings.models.items()}
+    models["policy"] = policy
+    raw = msgspec.to_builtins(settings)
+    raw["models"] = models
+    return validate(raw)

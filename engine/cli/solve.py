@@ -1,0 +1,114 @@
+"""`apollo submit` (hand one problem to a running engine) and `apollo solve` (run it to the end,
+stream its steps, print the graded answer)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from engine.app.bootstrap import open_runtime, running_engine_url
+from engine.cli.commands import (
+    local_workers,
+    new_run_id,
+    outcome,
+    submission,
+    submit,
+    warn_if_no_worker,
+    watch_run,
+)
+from engine.cli.problem_args import (
+    add_problem_arguments,
+    apply_model_flags,
+    config_overrides,
+    problem_fields,
+)
+from engine.cli.render import summary
+from engine.config.settings import Settings
+from events.base import tag_of
+from events.record import Recorded
+
+
+def register(subparsers: Any) -> None:
+    submit_parser = subparsers.add_parser("submit", help="submit one problem to a running engine; prints the run id")
+    add_problem_arguments(submit_parser)
+    submit_parser.set_defaults(handler=_cmd_submit)
+
+    solve_parser = subparsers.add_parser("solve", help="solve one problem end to end and print the graded answer")
+    add_problem_arguments(solve_parser)
+    solve_parser.add_argument("--model", help="policy model name (or scripted:FILE)")
+    solve_parser.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
+    solve_parser.add_argument("--json", action="store_true", help="print one JSON object")
+    solve_parser.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    solve_parser.set_defaults(handler=_cmd_solve)
+
+
+async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = await open_runtime(settings, start_server=False)
+    try:
+        run_id = args.run_id or new_run_id()
+        event = submission(run_id, args.question, ground_truth=args.answer, workflow=args.workflow,
+                           config=config_overrides(args), **problem_fields(args))
+        await submit(runtime.log, event)
+    finally:
+        await runtime.close()
+    print(run_id)
+    return 0
+
+
+async def _cmd_solve(args: argparse.Namespace, settings: Settings) -> int:
+    return await solve(apply_model_flags(settings, args), args, config_overrides(args))
+
+async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """Use a running engine when there is one; otherwise run everything in this process."""
+    engine_url = settings.nats.url or running_engine_url(settings)
+    engine_running = engine_url is not None
+    runtime = await open_runtime(settings, start_server=True)
+    model = settings.model_for("policy").model
+    if not args.json:
+        where = "running engine" if engine_running else "embedded nats-server + in-process workers"
+        label = " (scripted demo model: canned replies, not a real model)" if model.startswith("scripted:") else ""
+        print(f"apollo solve: policy model {model}{label}; {where}", file=sys.stderr)
+    try:
+        async with local_workers(runtime, enabled=not engine_running):
+            run_id = args.run_id or new_run_id("solve")
+            event = submission(run_id, args.question, ground_truth=args.answer,
+                               workflow=args.workflow, config=overrides, **problem_fields(args))
+            await submit(runtime.log, event)
+            hint = asyncio.create_task(warn_if_no_worker(runtime, run_id, f"NATS at {engine_url}")) \
+                if engine_running else None
+            try:
+                records = await watch_run(runtime, run_id, None if args.json else _print_step,
+                                          timeout=args.timeout)
+            finally:
+                if hint is not None:
+                    hint.cancel()
+    finally:
+        await runtime.close()
+    result = outcome(records)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_result(result)
+    return 0 if result["status"] == "completed" else 1
+
+
+def _print_step(record: Recorded) -> None:
+    print(f"  [{record.seq:>5}] {tag_of(type(record.event)):<22} {summary(record.event, 120)}", flush=True)
+
+
+def print_result(result: dict[str, Any]) -> None:
+    print()
+    print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
+    print(f"answer:  {result.get('answer')}")
+    score = result.get("score")
+    if result.get("method") == "ungraded":
+        print("grade:   ungraded (no --answer given)")
+    elif score is not None:
+        verdict = "correct" if score > 0 else "wrong"
+        print(f"grade:   {verdict} (score {score:g}, {result.get('method')})")
+    print(f"steps:   {result.get('steps')}")
+    if result["status"] == "failed":
+        print(f"reason:  {result.get('reason')}")

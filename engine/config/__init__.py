@@ -1,0 +1,1 @@
+"""Settings: defaults, files, environment variables, the reference system's keys, run identity."""

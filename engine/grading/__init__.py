@@ -1,0 +1,1 @@
+"""Grading answers: the process pool over the pure graders, and the router picking one by name."""

@@ -1,0 +1,1 @@
+"""The running engine: dispatcher, history cache, projector, supervisor, signals and worker metrics."""

@@ -1,0 +1,490 @@
+"""Routes each delivered event to its handlers, publishes their outputs, then acks.
+
+Exactly-once recipe: output ids are derived from (input id, handler, label) and
+published with ``Nats-Msg-Id``; outputs already in the run's history are not published
+again; a KV record marks (effect, input) pairs that are done; an effector whose output
+is already recorded is not run again. A crash anywhere leads to a redelivery that
+produces the same outputs, never duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from engine.errors import EngineError, RunMovedOn
+from engine.eventlog.port import Delivery, EventLog, WorkQueue
+from engine.runtime.histories import RunHistories
+from events.base import Event, is_valid_run_id, tag_of
+from events.codec import UnknownEvent
+from events.record import Recorded
+from events.run import RUN_ENDINGS, EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
+from events.subjects import parse_subject, subject_for, subject_mismatch
+from handlers.context import HandlerContext, Services, derive_id
+from handlers.routes import Route, routes_for
+
+log = structlog.get_logger("apollo.dispatcher")
+
+
+class DispatchObserver(Protocol):
+    """Optional hooks for metrics; called inline, so implementations must be cheap."""
+
+    def acked(self, tag: str) -> None: ...
+
+    def handled(self, tag: str, handler: str, seconds: float) -> None: ...
+
+    def failed(self, tag: str, handler: str, gave_up: bool) -> None: ...
+
+    def redelivered(self, tag: str, deliveries: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class DispatcherSettings:
+    consumer: str = "apollo-workers"
+    concurrency: int = 64
+    """Events handled at once by this worker (model calls spend most time waiting)."""
+    max_deliveries: int = 5
+    """After this many failed deliveries the event is terminated and a failure recorded."""
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    heartbeat: float = 2.0
+    """Seconds between in-progress signals for every delivery being handled: a third of the
+    consumer's ack wait keeps a live worker's events its own, while a dead worker's come
+    back to the queue one ack wait after its last signal."""
+    pull_timeout: float = 1.0
+    stop_grace: float = 1.0
+    """On stop, seconds handlers in flight get to finish; the rest are handed back at once."""
+
+
+class Dispatcher:
+    """One worker's loop over the shared work consumer."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        routes: Sequence[Route],
+        services: Services,
+        settings: DispatcherSettings | None = None,
+        observer: DispatchObserver | None = None,
+    ) -> None:
+        self.log = event_log
+        self.observer = observer
+        self.routes = list(routes)
+        self.services = services
+        self.settings = settings or DispatcherSettings()
+        self.histories = RunHistories(event_log)
+        self._by_type: dict[type[Event], list[Route]] = {}
+        self.handled = 0
+        self._decided_ahead: dict[str, asyncio.Future[bool]] = {}
+        """(route, event) pairs this worker decides before the event's delivery: done when settled."""
+        self._stopping = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[int, tuple[Delivery, float]] = {}
+        """id(delivery) -> (delivery, when it was pulled): what the heartbeat keeps alive."""
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Pull and handle until :meth:`stop`; then in-flight handlers get ``stop_grace``
+        seconds to finish and the rest are handed back (see :meth:`_finish_or_hand_back`)."""
+        queue = await self.log.work_queue(self.settings.consumer)
+        slots = asyncio.Semaphore(self.settings.concurrency)
+        heartbeat = asyncio.create_task(self._heartbeat())
+        try:
+            await self._pull_until_stopped(queue, slots)
+        finally:
+            heartbeat.cancel()
+
+    async def _pull_until_stopped(self, queue: WorkQueue, slots: asyncio.Semaphore) -> None:
+        while not self._stopping.is_set():
+            free = self.settings.concurrency - len(self._tasks)
+            if free <= 0:
+                await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                deliveries = await queue.pull(min(free, 256), self.settings.pull_timeout)
+            except Exception as exc:  # noqa: BLE001 - keep serving through broker hiccups
+                log.warning("pull_failed", error=str(exc))
+                await asyncio.sleep(0.5)
+                continue
+            for delivery in deliveries:
+                task = asyncio.create_task(self._guarded(delivery, slots))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        if self._tasks:
+            await self._finish_or_hand_back()
+
+    async def _finish_or_hand_back(self) -> None:
+        """Let handlers finish for ``stop_grace`` seconds, then cancel the rest, each of
+        which hands its delivery back (nak, no delay).
+
+        A stopping worker (Ctrl-C, SIGTERM) would otherwise keep its events until its
+        handlers end (a model call can take minutes) or, once gone, until the ack wait
+        sends them elsewhere: a re-run would start with them stuck. A cancelled handler
+        is a crash as far as the log goes, which redelivery already makes safe.
+        """
+        _, pending = await asyncio.wait(self._tasks, timeout=self.settings.stop_grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+            log.info("deliveries_handed_back", count=len(pending))
+
+    async def _guarded(self, delivery: Delivery, slots: asyncio.Semaphore) -> None:
+        self._in_flight[id(delivery)] = (delivery, time.monotonic())
+        try:
+            async with slots:
+                try:
+                    await self.handle(delivery)
+                except Exception as exc:  # noqa: BLE001 - a worker never dies on one message
+                    log.error("delivery_crashed", seq=delivery.seq, error=repr(exc))
+                    with contextlib.suppress(Exception):
+                        await delivery.nak(self._backoff(delivery.deliveries))
+        except asyncio.CancelledError:
+            await _hand_back(delivery)
+            raise
+        finally:
+            del self._in_flight[id(delivery)]
+
+    async def _heartbeat(self) -> None:
+        """Signal in-progress for every delivery held for a heartbeat or longer.
+
+        One loop for all of them instead of a timer per delivery: a delivery's first
+        signal comes within two heartbeats of its pull, so a heartbeat of a third of the
+        ack wait keeps every event this worker holds (history reads and deciders
+        included) from being redelivered while it lives.
+        """
+        period = self.settings.heartbeat
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            held = [delivery for delivery, since in self._in_flight.values() if now - since >= period]
+            for delivery in held:
+                with contextlib.suppress(Exception):  # a lost signal only risks a redelivery
+                    await delivery.in_progress()
+
+    async def handle(self, delivery: Delivery) -> None:
+        """Handle one delivery completely: outputs published, then ack (or nak/term)."""
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(stream_seq=delivery.seq, subject=delivery.subject)
+        event = delivery.event
+        if event is None:
+            await self._reject(delivery)
+            return
+        if isinstance(event, UnknownEvent):
+            log.warning("unknown_event_skipped", tag=event.tag)
+            await delivery.ack()
+            return
+        mismatch = subject_mismatch(delivery.subject, event)
+        if mismatch is not None:  # handling it would act on another run than the one recording it
+            await self._reject(delivery, mismatch)
+            return
+        tag = tag_of(type(event))
+        structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, tag=tag)
+        if self.observer is not None and delivery.deliveries > 1:
+            self.observer.redelivered(tag, delivery.deliveries)
+        try:
+            routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
+            if self._decided_ahead:
+                routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
+            appended: list[Recorded] = []
+            if routes:
+                if delivery.expected_run_seq == 0 and delivery.deliveries == 1:
+                    # Stored only if it opened its run, and never handled before: the
+                    # history is this event alone, no read needed.
+                    self.histories.begin(event.run_id, Recorded(delivery.seq, delivery.subject, event))
+                read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
+                for route in routes:
+                    appended += await self._run_route(route, event, delivery, read)
+        except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
+            await self._failed(delivery, event, exc)
+            return
+        # Acked before deciding ahead: the outputs are recorded, and each one's own delivery
+        # decides it if this worker stops first. The ack then leaves in the same write as
+        # the first decision's append instead of a write of its own.
+        await delivery.ack()
+        self.handled += 1
+        if self.observer is not None:
+            self.observer.acked(tag)
+        try:
+            await self._decide_ahead(appended)
+        except Exception as exc:  # noqa: BLE001 - acked already: each output's delivery decides it
+            log.warning("decide_ahead_failed", error=repr(exc))
+        if isinstance(event, RUN_ENDINGS):
+            # An ended run's events would only weigh on every full garbage collection.
+            self.histories.forget(event.run_id)
+
+    def _routes_for(self, event_type: type[Event]) -> list[Route]:
+        found = self._by_type.get(event_type)
+        if found is None:
+            found = self._by_type[event_type] = routes_for(self.routes, event_type)
+        return found
+
+    async def _run_route(
+        self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead
+    ) -> list[Recorded]:
+        """Run one route and publish its new outputs; returns those that extended the cache."""
+        key = f"{route.name}.{event.event_id}"
+        # Only an effect is checked: one redelivered, or a request a fork copied together
+        # with its result (the fork marks those handled before appending them). Deciders
+        # are simply decided again: outputs already in the history are not published twice.
+        may_be_handled = route.kind == "effect" and (delivery.deliveries > 1 or read.is_fork)
+        if may_be_handled and await self.log.was_handled(key):
+            return []
+        caused = read.caused
+        if route.kind == "effect" and _already_effected(caused, event, route):
+            await self.log.mark_handled(key)
+            return []
+        ctx = HandlerContext(
+            event=event,
+            handler=route.name,
+            history=read.history,
+            services=self.services if route.kind == "effect" else Services(),
+            wall_clock=route.kind == "effect",
+        )
+        structlog.contextvars.bind_contextvars(handler=route.name)
+        started = time.perf_counter()
+        outputs = await route.handler(event, ctx)
+        if self.observer is not None:
+            self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
+        appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
+        if route.kind == "effect":
+            # Deciders need no mark: on a redelivery their outputs are in the history (and
+            # not published again) and re-running a pure decider costs less than the mark.
+            await self.log.mark_handled(key)
+        log.debug("event_handled", outputs=len(outputs))
+        return appended
+
+    async def _decide_ahead(self, appended: Sequence[Recorded], depth: int = 0) -> None:
+        """Run the deciders of events this worker just appended, before their delivery.
+
+        A decider is a pure function of its run's history up to its input, and the cache
+        holds exactly that prefix (the appends extended it with no gap), so the outcome is
+        the one the delivery would produce, with the same ids: wherever the delivery lands,
+        handling it publishes nothing new. This takes a bus round trip per decision off a
+        run's critical path. Events with an effect among their routes wait for delivery.
+        """
+        if depth >= DECIDE_AHEAD_DEPTH:
+            return
+        for record in appended:
+            event = record.event
+            routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
+            if not routes or any(route.kind != "decide" for route in routes):
+                continue
+            cached = self.histories.cached(event.run_id)
+            if not cached or cached[-1].seq < record.seq:
+                continue  # the run left the cache meanwhile (it ended): the delivery decides
+            read = _HistoryRead(cached, event, record.seq)
+            for route in routes:
+                key = f"{route.name}.{event.event_id}"
+                settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
+                if len(self._decided_ahead) > DECIDED_AHEAD_KEPT:  # their deliveries went to other workers
+                    del self._decided_ahead[next(iter(self._decided_ahead))]
+                ctx = HandlerContext(event=event, handler=route.name, history=read.history, services=Services())
+                try:
+                    outputs = await route.handler(event, ctx)
+                    more = await self._publish(
+                        event.run_id, [o for o in outputs if o.event_id not in read.caused], record.seq
+                    )
+                except Exception as exc:  # noqa: BLE001 - the delivery will decide (and retry, and record)
+                    log.debug("decide_ahead_skipped", handler=route.name, error=repr(exc))
+                    settled.set_result(False)  # a delivery waiting on it must never hang
+                    continue
+                settled.set_result(True)
+                await self._decide_ahead(more, depth + 1)
+
+    async def _was_decided_ahead(self, route: Route, event: Event) -> bool:
+        """Whether this worker already took the decision (waiting for it if it is under way)."""
+        settled = self._decided_ahead.pop(f"{route.name}.{event.event_id}", None)
+        return settled is not None and await settled
+
+    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> list[Recorded]:
+        """Append outputs in order; keep the history cache gap-free without re-reading.
+
+        Each append expects the run's last sequence to be the cached one; when it holds,
+        the output extends the cache, so the next event of this run needs no read. When
+        another writer got in first, append unconditionally and let the next read fill in.
+        Returns the outputs that extended the cache.
+        """
+        extended: list[Recorded] = []
+        expected = self.histories.last_seq(run_id) if self.histories.last_seq(run_id) >= input_seq else None
+        for output in outputs:
+            if expected is not None:
+                try:
+                    appended = await self.log.append(output, expected_run_seq=expected)
+                except RunMovedOn:
+                    expected = None
+                else:
+                    self.histories.wrote(output.run_id, appended.seq)
+                    if not appended.duplicate:
+                        record = Recorded(appended.seq, subject_for(output), output)
+                        if self.histories.extend(run_id, record, after_seq=expected):
+                            extended.append(record)
+                        expected = appended.seq
+                    else:
+                        expected = None
+                    continue
+            appended = await self.log.append(output)
+            # Later reads of the run must reach this output (read-your-writes).
+            self.histories.wrote(output.run_id, appended.seq)
+        return extended
+
+    async def _reject(self, delivery: Delivery, reason: str | None = None) -> None:
+        """Undecodable bytes, or a body disagreeing with its subject: record why (on the
+        subject's run when there is one) and ack."""
+        reason = reason or delivery.error or "undecodable"
+        log.error("event_rejected", reason=reason, seq=delivery.seq)
+        parsed = parse_subject(delivery.subject)
+        run_id = parsed[0] if parsed else None
+        if run_id and is_valid_run_id(run_id) and parsed[1] != "event.rejected":
+            excerpt = delivery.raw[:200].decode("utf-8", errors="replace")
+            rejected = EventRejected(
+                event_id=derive_id(f"seq-{delivery.seq}", "dispatcher", "rejected"),
+                run_id=run_id,
+                occurred_at=_now(),
+                subject=delivery.subject,
+                reason=reason,
+                stream_seq=delivery.seq,
+                excerpt=excerpt,
+            )
+            await self.log.append(rejected)
+            if delivery.lost:
+                await self._fail_run_that_lost(rejected)
+        await delivery.ack()
+
+    async def _fail_run_that_lost(self, rejected: EventRejected) -> None:
+        """An event the engine wrote for this run lost its body for good: a run still going
+        would wait for it for ever, so it fails, saying which event it lost."""
+        # From the leader: a replica behind it could miss the run's ending and fail a finished run.
+        records = await self.log.read_run_from_leader(rejected.run_id, unreadable=[])
+        if any(isinstance(record.event, RUN_ENDINGS) for record in records):
+            return
+        await self.log.append(RunFailed(
+            event_id=derive_id(rejected.event_id, "dispatcher", "run-failed"),
+            run_id=rejected.run_id,
+            occurred_at=_now(),
+            causation_id=rejected.event_id,
+            reason=f"an event of this run is lost ({rejected.subject}): {rejected.reason}"[:500],
+        ))
+
+    async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
+        # Broker trouble (a leader election, a restart) is retried for as long as it lasts:
+        # only failures of the handler itself count towards giving up.
+        gave_up = delivery.deliveries >= self.settings.max_deliveries and not _infrastructure(exc)
+        if self.observer is not None:
+            handler = structlog.contextvars.get_contextvars().get("handler", "?")
+            self.observer.failed(tag_of(type(event)), handler, gave_up)
+        if not gave_up:
+            delay = self._backoff(delivery.deliveries)
+            log.warning("handler_retry", error=repr(exc), deliveries=delivery.deliveries, delay=delay)
+            await delivery.nak(delay)
+            return
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        log.error("handler_gave_up", error=detail, deliveries=delivery.deliveries)
+        failure = HandlerFailed(
+            event_id=derive_id(event.event_id, "dispatcher", "handler-failed"),
+            run_id=event.run_id,
+            occurred_at=_now(),
+            causation_id=event.event_id,
+            correlation_id=event.correlation_id,
+            handler=structlog.contextvars.get_contextvars().get("handler", "?"),
+            failed_event_id=event.event_id,
+            failed_type=tag_of(type(event)),
+            error=detail[:2000],
+            deliveries=delivery.deliveries,
+        )
+        run_failed = RunFailed(
+            event_id=derive_id(event.event_id, "dispatcher", "run-failed"),
+            run_id=event.run_id,
+            occurred_at=_now(),
+            causation_id=failure.event_id,
+            correlation_id=event.correlation_id,
+            reason=f"handler failed on {tag_of(type(event))}: {detail[:300]}",
+        )
+        try:
+            await self.log.append(failure)
+            await self.log.append(run_failed)
+        except Exception as append_error:  # noqa: BLE001 - keep the event until the failure is recorded
+            log.warning("failure_not_recorded", error=repr(append_error))
+            await delivery.nak(self._backoff(delivery.deliveries))
+            return
+        await delivery.term()
+
+    def _backoff(self, deliveries: int) -> float:
+        return min(self.settings.backoff_max, self.settings.backoff_base * 2 ** max(0, deliveries - 1))
+
+
+class _HistoryRead:
+    """One read of a run's history, shared by every route of the event being handled."""
+
+    def __init__(self, records: Sequence[Recorded], event: Event, seq: int) -> None:
+        self._records = records
+        self._event_id = event.event_id
+        self._seq = seq
+        self._history: list[Event] | None = None
+        self._caused: set[str] | None = None
+
+    @property
+    def is_fork(self) -> bool:
+        """Whether the run continues a parent's prefix (its submission names the parent)."""
+        first = self._records[0].event if self._records else None
+        return not isinstance(first, ProblemSubmitted) or first.parent_run_id is not None
+
+    @property
+    def history(self) -> list[Event]:
+        """The run's events up to and including the one being handled."""
+        if self._history is None:
+            self._history = [r.event for r in self._records if r.seq <= self._seq]
+        return self._history
+
+    @property
+    def caused(self) -> set[str]:
+        """Ids of recorded events caused by the one being handled (outputs already published)."""
+        if self._caused is None:
+            self._caused = {r.event.event_id for r in self._records if r.event.causation_id == self._event_id}
+        return self._caused
+
+
+def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
+    """An effector records exactly one output; if one exists the effect happened."""
+    return any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
+
+
+DECIDE_AHEAD_DEPTH = 8
+"""How many decisions in a row one worker takes ahead of delivery."""
+DECIDED_AHEAD_KEPT = 65536
+"""Decided-ahead keys remembered; a forgotten one only costs re-running a pure decider."""
+
+EFFECT_LABELS = ("result",)
+"""Effectors label their single output ``result`` so the dispatcher can recognise it."""
+
+
+def _infrastructure(exc: BaseException) -> bool:
+    """Errors of the bus or the network rather than of the handler's logic."""
+    import nats.errors
+
+    from engine.nats.jetstream import MISSING_PAYLOAD
+
+    if isinstance(exc, MISSING_PAYLOAD):
+        return False  # an offloaded body that is gone stays gone: retrying cannot help
+    return isinstance(exc, (EngineError, nats.errors.Error, TimeoutError, ConnectionError, OSError))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _hand_back(delivery: Delivery) -> None:
+    """Nak a delivery whose handler was cancelled, so it is redelivered now (bounded: the
+    connection may be closing)."""
+    with contextlib.suppress(Exception):
+        await asyncio.shield(asyncio.wait_for(delivery.nak(), 2.0))

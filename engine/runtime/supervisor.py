@@ -1,0 +1,152 @@
+"""`apollo up`: the embedded server (when no URL is configured) and the worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import structlog
+
+from engine.app.bootstrap import open_runtime
+from engine.config.settings import Settings, default_data_dir
+from engine.runtime.processes import freeze_startup_heap
+from engine.runtime.run_activity import RunActivity
+
+log = structlog.get_logger("apollo.up")
+
+
+async def serve(
+    settings: Settings, *, workers: int, concurrency: int | None, metrics_port: int | None = None
+) -> int:
+    """Run until Ctrl-C/SIGTERM: one in-process worker plus ``workers - 1`` children.
+
+    Children get this process's full settings (config file, flags and environment as
+    resolved here) and, with ``metrics_port``, the ports after it.
+    """
+    from engine.runtime.signals import install_signal_handlers
+
+    runtime = await open_runtime(settings, start_server=True, manage_streams=True)
+    url = runtime.server.url if runtime.server else settings.nats.url
+    settings_file = _child_settings_file(settings) if workers > 1 else None
+    children = [
+        _spawn_worker(url, concurrency, settings_file, None if metrics_port is None else metrics_port + index)
+        for index in range(1, workers)
+    ]
+    dispatcher = runtime.dispatcher(concurrency)
+    install_signal_handlers(dispatcher.stop)
+    freeze_startup_heap()
+    where = f"embedded nats-server at {url}" if runtime.owns_server else f"NATS at {url}"
+    print(f"apollo up: {workers} worker(s) on {where}; Ctrl-C to stop", file=sys.stderr, flush=True)
+    await _report_protections()
+    activity = RunActivity()  # one log line per run started / finished, and each model endpoint
+    roles = dict.fromkeys(["policy", *settings.models])
+    activity.endpoints_in({role: msgspec.to_builtins(settings.model_for(role)) for role in roles}, source="config")
+    await activity.subscribe(runtime.log.nc)
+    try:
+        await _work(runtime, dispatcher, metrics_port, with_projector=True)
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(10)
+        if settings_file is not None:
+            settings_file.unlink(missing_ok=True)
+        await runtime.close()
+    print("apollo up: stopped", file=sys.stderr)
+    return 0
+
+
+async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_port: int | None = None) -> int:
+    """One worker process connected to an existing server (any host, any number of them)."""
+    from engine.runtime.signals import install_signal_handlers
+
+    runtime = await open_runtime(settings, start_server=False, manage_streams=True)
+    dispatcher = runtime.dispatcher(concurrency)
+    install_signal_handlers(dispatcher.stop)
+    freeze_startup_heap()
+    try:
+        await _work(runtime, dispatcher, metrics_port, with_projector=False)
+    finally:
+        await runtime.close()
+    return 0
+
+
+async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with_projector: bool) -> None:
+    """Dispatch until stopped, with metrics; the supervising process also runs the projector
+    (one projector per engine: worker children would only repeat its work)."""
+    from engine.runtime.projector import run_projector
+    from engine.runtime.worker_metrics import exposed
+
+    projector_stop = asyncio.Event()
+    projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
+    try:
+        async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
+            dispatcher.observer = metrics
+            await dispatcher.run()
+    finally:
+        projector_stop.set()
+        if projector is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(projector, 10)
+
+
+def _child_settings_file(settings: Settings) -> Path:
+    """The resolved settings as a private JSON file (JSON is YAML, so ``--config`` reads it)."""
+    folder = default_data_dir(settings) / "workers"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"settings-{os.getpid()}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds API keys
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(msgspec.json.encode(settings))
+    return path
+
+
+def _spawn_worker(
+    url: str | None, concurrency: int | None, settings_file: Path | None, metrics_port: int | None
+) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "engine"]
+    if settings_file is not None:
+        args += ["--config", str(settings_file)]
+    if url:
+        args += ["--nats-url", url]
+    args.append("worker")
+    if concurrency:
+        args += ["--concurrency", str(concurrency)]
+    if metrics_port is not None:
+        args += ["--metrics-port", str(metrics_port)]
+    # Its own session: Ctrl-C or a closed terminal reach `apollo up` only, which stops its
+    # children in order (a child still importing would print a KeyboardInterrupt traceback).
+    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent,  # noqa: S603, PLW1509 - our own module
+                            start_new_session=True)
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGTERM when `apollo up` dies, even by SIGKILL."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+async def _report_protections() -> None:
+    """Say which sandbox protections are active (never run unprotected silently).
+
+    The probe starts its own event loop, so it runs in a thread.
+    """
+    from engine.cli.sandbox import protection_report
+
+    try:
+        rows = await asyncio.to_thread(protection_report)
+    except Exception as exc:  # noqa: BLE001 - a report, never a reason to stop serving
+        log.warning("sandbox_protections_unknown", error=repr(exc))
+        return
+    active = [name for name, ok, _ in rows if ok]
+    missing = [name for name, ok, _ in rows if not ok]
+    log.info("sandbox_protections", active=active, missing=missing)

@@ -1,0 +1,120 @@
+"""``PythonCodeTool``: the ``python_code`` tool of the reference, backed by the sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+from typing import Any
+
+import structlog
+
+from engine.sandbox.errors import SandboxError
+from engine.sandbox.outcome import empty_code_json, exception_json, tool_json
+from engine.sandbox.sandbox import PythonSandbox
+from handlers.ports import ToolError, ToolResult
+
+log = structlog.get_logger(__name__)
+
+NAME = "python_code"
+
+
+class PythonCodeTool:
+    """Runs a tag body as Python; the text is the reference's JSON, the score 0 or 1.
+
+    Recognised settings: ``python_code_timeout`` (seconds) and ``enable_python_code``.
+    Failures of the user's code are results; failures of the sandbox raise ``ToolError``.
+    """
+
+    name = NAME
+
+    def __init__(self, sandbox: PythonSandbox) -> None:
+        self._sandbox = sandbox
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        """Run ``tool_input`` and render the outcome as the reference did."""
+        settings = settings if isinstance(settings, dict) else {}
+        if settings.get("enable_python_code", True) is False:
+            text = json.dumps(
+                {"result": "Python code execution is not enabled.", "status": "disabled"}
+            )
+            return ToolResult(text=text, score=0.0)
+        if not isinstance(tool_input, str):
+            text, score = exception_json(f"code must be a string, not {type(tool_input).__name__}")
+            return ToolResult(text=text, score=score)
+        if not tool_input.strip():
+            text, score = empty_code_json()
+            return ToolResult(text=text, score=score)
+        try:
+            outcome = await self._sandbox.run(tool_input, timeout=_timeout(settings))
+        except SandboxError as exc:
+            raise ToolError(str(exc), kind="sandbox") from exc
+        text, score = tool_json(outcome)
+        return ToolResult(text=text, score=score)
+
+
+def _timeout(settings: dict[str, Any]) -> float | None:
+    """``python_code_timeout`` when it is a usable positive number, else the default."""
+    value = settings.get("python_code_timeout")
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
+
+
+class SandboxedPython:
+    """The python_code tool; its sandbox's fork server starts on first use, or earlier
+    with :meth:`start_in_background`."""
+
+    name = "python_code"
+
+    def __init__(self) -> None:
+        self._tool: Any = None
+        self._sandbox: Any = None
+        self._lock = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None
+
+    def start_in_background(self) -> None:
+        """Begin starting the sandbox now (needs a running event loop; else a no-op)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._warming is None and self._tool is None:
+            self._warming = loop.create_task(self._warm())
+
+    async def run(self, tool_input: str, settings: dict[str, Any]) -> Any:
+        await self._started()
+        return await self._tool.run(tool_input, settings)
+
+    async def close(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._warming
+        if self._sandbox is not None:
+            await self._sandbox.close()
+
+    async def _warm(self) -> None:
+        try:
+            await self._started()
+        except Exception as exc:  # noqa: BLE001 - the first call starts it again and reports
+            log.warning("sandbox_warm_up_failed", error=repr(exc))
+
+    async def _started(self) -> None:
+        async with self._lock:
+            if self._tool is None:
+                sandbox = PythonSandbox()
+                self._sandbox = sandbox
+                try:
+                    await sandbox.start()
+                except BaseException:
+                    self._sandbox = None
+                    with contextlib.suppress(Exception):
+                        await sandbox.close()
+                    raise
+                self._tool = PythonCodeTool(sandbox)
