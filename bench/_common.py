@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.nats_server import NatsServerProcess
+from engine.nats.server import NatsServerProcess
 
 
 def percentile(values: list[float], q: float) -> float:

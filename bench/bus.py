@@ -30,9 +30,9 @@ import nats  # noqa: E402
 from nats.js import api  # noqa: E402
 
 from bench._common import nats_server, summary_ms  # noqa: E402
-from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
-from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
-from engine.logging import configure_logging  # noqa: E402
+from engine.app.logging import configure_logging  # noqa: E402
+from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from events import ProblemSubmitted, RunStarted, encode  # noqa: E402
 from handlers.context import Services  # noqa: E402
 from handlers.routes import Route  # noqa: E402

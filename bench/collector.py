@@ -128,9 +128,9 @@ async def bench_memory(
 async def bench_nats(
     events: list[TrajectorySealed], group_size: int, gpb: int
 ) -> tuple[float, float]:
-    from engine.eventlog.jetstream import JetStreamEventLog
-    from engine.nats_server import NatsServerProcess
-    from engine.rollout_source import JetStreamRolloutSource
+    from engine.nats.jetstream import JetStreamEventLog
+    from engine.nats.rollout_source import JetStreamRolloutSource
+    from engine.nats.server import NatsServerProcess
 
     with tempfile.TemporaryDirectory() as tmp:
         server = NatsServerProcess(store_dir=Path(tmp)).start()

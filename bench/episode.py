@@ -35,7 +35,7 @@ deciders alone. With ``--jitter-ms J`` each model call (fake or stub) waits its 
 do not all get their replies at once.
 
 Every process here runs as an engine worker does: its start-up heap frozen out of the
-garbage collector's scans (``engine.processes.freeze_startup_heap``). With
+garbage collector's scans (``engine.runtime.processes.freeze_startup_heap``). With
 ``--unfrozen-heap``, an extra row runs the in-process engine with the heap unfrozen, and
 the frozen/unfrozen ratio of the two engine rows is printed.
 
@@ -63,15 +63,15 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import fake_model_process, nats_server  # noqa: E402
-from engine.argtypes import whole_number  # noqa: E402
-from engine.commands import submission, submit  # noqa: E402
-from engine.config import validate  # noqa: E402
-from engine.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
-from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
-from engine.logging import configure_logging  # noqa: E402
+from engine.app.logging import configure_logging  # noqa: E402
+from engine.cli.argtypes import whole_number  # noqa: E402
+from engine.cli.commands import submission, submit  # noqa: E402
+from engine.config.settings import validate  # noqa: E402
 from engine.models.fake_server import FakeOpenAIServer, ReplyDelay  # noqa: E402
 from engine.models.router import ModelRouter  # noqa: E402
-from engine.processes import freeze_startup_heap  # noqa: E402
+from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
+from engine.runtime.processes import freeze_startup_heap  # noqa: E402
 from events.model import SamplingParams  # noqa: E402
 from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402

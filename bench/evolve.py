@@ -20,15 +20,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.bootstrap import settings_for_run
-from engine.commands import submission
-from engine.config import validate
-from engine.dispatcher import Dispatcher, DispatcherSettings
+from engine.app.bootstrap import settings_for_run
+from engine.app.logging import configure_logging
+from engine.cli.commands import submission
+from engine.config.settings import validate
 from engine.eventlog.memory import InMemoryEventLog
-from engine.logging import configure_logging
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
-from engine.tools import ToolRegistry
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.tools.registry import ToolRegistry
 from events import ChatMessage, RoundCompleted, RunCompleted, RunFailed, SamplingParams
 from handlers.context import Services
 from handlers.table import ROUTES

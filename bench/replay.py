@@ -32,8 +32,8 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 # ruff: noqa: E402 (imports follow the sys.path fix)
-from engine.eventlog.jetstream import JetStreamEventLog
-from engine.nats_server import NatsServerProcess
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import NatsServerProcess
 from events import (
     ActionParsed,
     AnswerGraded,

@@ -87,7 +87,7 @@ async def first_call(background: bool, turn_s: float) -> float:
     ``turn_s`` stands for the model's first turn, which comes before any tool call; with
     ``background`` the sandbox starts during it (what ``build_services`` does).
     """
-    from engine.bootstrap import SandboxedPython
+    from engine.tools.python_code import SandboxedPython
 
     tool = SandboxedPython()
     started = time.perf_counter()

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import fake_model_process  # noqa: E402
-from engine.commands import submission, submit  # noqa: E402
-from engine.eventlog.jetstream import JetStreamEventLog  # noqa: E402
-from engine.nats_server import NatsServerProcess  # noqa: E402
+from engine.cli.commands import submission, submit  # noqa: E402
+from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
+from engine.nats.server import NatsServerProcess  # noqa: E402
 
 REPLY = "<answer>\\boxed{4}</answer>"
 

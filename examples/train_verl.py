@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from engine.tracking import Trackers, open_trackers, parse_kinds
+from engine.cli.tracking import Trackers, open_trackers, parse_kinds
 from replay.training import RolloutSource, RolloutSubscription, SubscriptionOptions, TrainingCursor
 from replay.training.dataproto import collate
 from replay.training.tokens import TokenizationError, TokenOptions, tokenize_sample
@@ -182,9 +182,9 @@ async def train(
 async def _main(args: argparse.Namespace) -> None:
     from transformers import AutoModelForCausalLM
 
-    from engine.config import load_settings
-    from engine.eventlog.security import ClientSecurity
-    from engine.rollout_source import connect_trainer
+    from engine.config.settings import load_settings
+    from engine.nats.rollout_source import connect_trainer
+    from engine.nats.security import ClientSecurity
     from replay.training.tokens import load_tokenizer
 
     # the trainer role's credentials and CA come from APOLLO_NATS_* (deploy/README.md)

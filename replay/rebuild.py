@@ -1,6 +1,6 @@
 """Rebuild projections from the log, and compare them with live checkpoints.
 
-The live projector (``engine/projector.py``) and this module call the same folds and
+The live projector (``engine/runtime/projector.py``) and this module call the same folds and
 the same checkpoint codec, so "live equals rebuilt" is a byte comparison.
 """
 

@@ -29,7 +29,7 @@ from replay.errors import NondeterminismError
 DifferenceKind = Literal["payload", "missing", "unexpected", "crashed"]
 
 DISPATCHER_LABELS = ("handler-failed",)
-"""Events the dispatcher itself derives from an input (see engine/dispatcher.py)."""
+"""Events the dispatcher itself derives from an input (see engine/runtime/dispatcher.py)."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Deciders read everything from ``RunStarted.settings`` (never the live config), so
 replay decides exactly as the live run did. The engine validates these keys
-(``engine.config.EvolveSettings``); the defaults here only cover older recordings.
+(``engine.config.settings.EvolveSettings``); the defaults here only cover older recordings.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``math-verify`` bounds its parsing and comparison with ``signal.alarm``, which only
 works in the main thread of a process; call this from a worker process's main
-thread (``engine.grading.ProcessPoolGrader`` does), never from a thread pool.
+thread (``engine.grading.pool.ProcessPoolGrader`` does), never from a thread pool.
 """
 
 from __future__ import annotations
