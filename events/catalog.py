@@ -14,6 +14,7 @@ from events.evolve import (
     VerifierReported,
 )
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded
 from events.run import (
     EventRejected,
     HandlerFailed,
@@ -46,6 +47,10 @@ EVENT_TYPES: list[type[Event]] = [
     VerdictReached,
     MemoryWritten,
     RoundCompleted,
+    PolicyUpdated,
+    PolicyActivated,
+    PolicyUpdateFailed,
+    RolloutDiscarded,
 ]
 """Every event type; later modules append theirs through :func:`register`."""
 

@@ -77,7 +77,10 @@ class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"
     invalid_turns: int
     model: str
     policy_version: str | None = None
-    """Version of the policy weights that produced it, when the server reports one."""
+    """The oldest policy version among its turns (staleness counts from it), as text;
+    ``None`` when no turn carries one (an unversioned rollout)."""
+    policy_versions: list[int] = []
+    """Every distinct policy version its turns came from, ascending."""
     complete: bool = True
     """False when the episode ended without a graded answer (model failure etc.)."""
     role: str = "policy"

@@ -74,6 +74,9 @@ class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
     branch: str | None = None
     episode: str = "main"
     """Which episode of the run (evolve runs have several: rounds, verifiers)."""
+    policy_version: int | None = None
+    """The policy version that served the call: the last ``policy.activated`` for the
+    role when the call was made (``None``: none was activated, or another model served)."""
 
 
 class ModelCallFailed(Event, frozen=True, kw_only=True, tag="model.call_failed"):

@@ -1,0 +1,61 @@
+"""The policy events: on the wire, in the schema, under their policy's own subjects."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from events import decode, encode
+from events.catalog import TYPES_BY_TAG
+from events.model import ModelResponded
+from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded, policy_run_id
+from events.subjects import parse_subject, subject_for
+
+NOW = datetime(2026, 11, 25, tzinfo=UTC)
+
+
+def _updated(**fields: object) -> PolicyUpdated:
+    base: dict[str, object] = {"event_id": "u1", "run_id": policy_run_id(), "occurred_at": NOW,
+                               "version": 3, "checkpoint": "/ckpt/step-3"}
+    base.update(fields)
+    return PolicyUpdated(**base)  # type: ignore[arg-type]
+
+
+def test_policy_events_are_registered_under_their_tags() -> None:
+    for cls in (PolicyUpdated, PolicyActivated, PolicyUpdateFailed, RolloutDiscarded):
+        assert TYPES_BY_TAG[cls.__struct_config__.tag] is cls
+
+
+def test_a_policy_update_round_trips_and_lives_under_its_policy_run() -> None:
+    event = _updated(adapter="apollo-lora", roles=["policy", "verifier"], trainer_step=3)
+    assert decode(encode(event)) == event
+    assert subject_for(event) == "apollo.run.policy-default.policy.updated"
+    assert parse_subject(subject_for(event)) == ("policy-default", "policy.updated")
+
+
+def test_a_policy_update_defaults_to_the_policy_role_and_full_weights() -> None:
+    event = _updated()
+    assert event.roles == ["policy"]
+    assert event.adapter is None
+
+
+def test_an_update_without_a_version_or_checkpoint_does_not_decode() -> None:
+    raw = msgspec.json.encode({"type": "policy.updated", "event_id": "x", "run_id": "policy-default",
+                               "occurred_at": "2026-11-25T00:00:00Z", "checkpoint": "/c"})
+    with pytest.raises(Exception, match="version"):
+        decode(raw)
+    raw = msgspec.json.encode({"type": "policy.updated", "event_id": "x", "run_id": "policy-default",
+                               "occurred_at": "2026-11-25T00:00:00Z", "version": "three", "checkpoint": "/c"})
+    with pytest.raises(Exception, match="int"):
+        decode(raw)
+
+
+def test_a_recorded_model_reply_without_a_version_still_decodes() -> None:
+    raw = msgspec.json.encode({"type": "model.responded", "event_id": "m", "run_id": "r",
+                               "occurred_at": "2026-11-25T00:00:00Z", "call_id": "c", "role": "policy",
+                               "step": 0, "text": "hi", "model": "m"})
+    event = decode(raw)
+    assert isinstance(event, ModelResponded)
+    assert event.policy_version is None
