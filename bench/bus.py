@@ -30,7 +30,7 @@ import nats  # noqa: E402
 from nats.js import api  # noqa: E402
 
 from bench._common import nats_server, summary_ms  # noqa: E402
-from engine.app.logging import configure_logging  # noqa: E402
+from engine.app.log_setup import configure_logging  # noqa: E402
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from events import ProblemSubmitted, RunStarted, encode  # noqa: E402

@@ -63,7 +63,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import fake_model_process, nats_server  # noqa: E402
-from engine.app.logging import configure_logging  # noqa: E402
+from engine.app.log_setup import configure_logging  # noqa: E402
 from engine.cli.argtypes import whole_number  # noqa: E402
 from engine.cli.commands import submission, submit  # noqa: E402
 from engine.config.settings import validate  # noqa: E402
@@ -77,7 +77,7 @@ from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
 from handlers.grading.extraction import extract_final_answer  # noqa: E402
 from handlers.ports import ModelReply  # noqa: E402
-from handlers.table import ROUTES  # noqa: E402
+from handlers.routes import ROUTES  # noqa: E402
 from tests.support.engine_harness import EchoPython, ExactGrader, services  # noqa: E402
 
 

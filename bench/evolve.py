@@ -21,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.app.bootstrap import settings_for_run
-from engine.app.logging import configure_logging
+from engine.app.log_setup import configure_logging
 from engine.cli.commands import submission
 from engine.config.settings import validate
 from engine.eventlog.memory import InMemoryEventLog
@@ -31,7 +31,7 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.tools.registry import ToolRegistry
 from events import ChatMessage, RoundCompleted, RunCompleted, RunFailed, SamplingParams
 from handlers.context import Services
-from handlers.table import ROUTES
+from handlers.routes import ROUTES
 from tests.support.engine_harness import ExactGrader
 
 BRANCHES = 3

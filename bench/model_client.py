@@ -29,7 +29,7 @@ import openai
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.episode import model_process  # noqa: E402
-from engine.app.logging import configure_logging  # noqa: E402
+from engine.app.log_setup import configure_logging  # noqa: E402
 from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient  # noqa: E402
 from events.model import ChatMessage, SamplingParams  # noqa: E402
 

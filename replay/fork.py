@@ -34,8 +34,7 @@ from events.codec import from_builtins, to_builtins
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
 from handlers.context import HandlerContext, Services, derive_id
-from handlers.routes import Route, routes_for
-from handlers.table import ROUTES
+from handlers.routes import ROUTES, Route, routes_for
 from replay.errors import ForkError
 from replay.verify import DISPATCHER_LABELS
 

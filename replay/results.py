@@ -10,7 +10,7 @@ from events.episode import AnswerGraded, EpisodeEnded
 from events.model import ModelCallFailed, ModelResponded
 from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ToolCallRequested, ToolReturned
-from replay.metrics import SampleResult, could_not_complete, is_correct
+from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
 

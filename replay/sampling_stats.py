@@ -12,7 +12,7 @@ Avg@32 and Pass@32 on AIME, 30 problems each, where one problem moves a number b
   resampling is seeded (per source, from ``seed`` and the source name), so the same results
   always print the same interval.
 
-A sample counts as correct by :func:`replay.metrics.is_correct`; samples that could not be
+A sample counts as correct by :func:`replay.dataset_scores.is_correct`; samples that could not be
 completed count as wrong here (the table next to this one counts them apart).
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
-from replay.metrics import OVERALL, SampleResult, is_correct, pass_at_k_unbiased
+from replay.dataset_scores import OVERALL, SampleResult, is_correct, pass_at_k_unbiased
 
 CONFIDENCE: Final = 0.95
 DEFAULT_RESAMPLES: Final = 2000

@@ -21,8 +21,7 @@ from events.codec import encode, to_builtins
 from events.record import Recorded
 from events.run import ProblemSubmitted
 from handlers.context import HandlerContext, Services, derive_id
-from handlers.routes import Route, routes_for
-from handlers.table import ROUTES
+from handlers.routes import ROUTES, Route, routes_for
 from replay.diff import field_differences
 from replay.errors import NondeterminismError
 

@@ -20,7 +20,7 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.engine_state import clear_state, live_engine_url, write_state
 from engine.tools.registry import ToolRegistry
 from handlers.context import Services
-from handlers.table import ROUTES
+from handlers.routes import ROUTES
 
 log = structlog.get_logger("apollo.engine")
 

@@ -34,7 +34,7 @@ from engine.runtime.processes import freeze_startup_heap
 from events.base import Event
 from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
-from replay.metrics import compute_metrics, could_not_complete, render_table, to_jsonable
+from replay.dataset_scores import compute_metrics, could_not_complete, render_table, to_jsonable
 from replay.results import result_row, sample_result
 from replay.sampling_stats import render_stats, sampling_stats
 from replay.sampling_stats import to_jsonable as stats_jsonable
@@ -351,7 +351,7 @@ def _report(
         if stats is not None:
             print(f"\n{render_stats(stats)}")
         if evolved:
-            from handlers.evolve.metrics import render
+            from handlers.evolve.round_accuracy import render
 
             print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}"
                   f"\nbranches: {out.with_name(out.stem + '-branches.jsonl')}")
@@ -368,7 +368,7 @@ def _report(
 def _evolve_report(histories: dict[str, Any], out: Path) -> dict[str, Any]:
     """Per-round correctness, verifier confusion matrices, success per data source and per-branch
     results (rounds and branches JSONL too)."""
-    from handlers.evolve.metrics import evolve_metrics, round_rows
+    from handlers.evolve.round_accuracy import evolve_metrics, round_rows
 
     rows = [row for run_id, events in histories.items() for row in round_rows(run_id, events)]
     out.with_name(out.stem + "-rounds.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))

@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
-from engine.app.logging import configure_logging
+from engine.app.log_setup import configure_logging
 from engine.cli import (
     dataset_run,
     doctor,

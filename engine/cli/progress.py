@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from replay.metrics import SampleResult, could_not_complete, is_correct
+from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 
 STALL_S = 10.0
 """Seconds without a finished run after which the line names the runs it waits for."""

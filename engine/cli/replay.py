@@ -28,7 +28,7 @@ from engine.runtime.histories import RunHistories
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
 from handlers.projections.registry import projections
-from handlers.table import ROUTES
+from handlers.routes import ROUTES
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
 from replay.fork import ForkPlan, plan_fork

@@ -75,7 +75,7 @@ async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[
     """Results and evolve round rows of the runs named (or matching the filters)."""
     from engine.app.bootstrap import open_runtime
     from engine.cli.run_lookup import pick_run_id
-    from handlers.evolve.metrics import round_rows
+    from handlers.evolve.round_accuracy import round_rows
     from replay.results import result_row
     from replay.run_table import run_row, select
 

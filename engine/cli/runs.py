@@ -110,7 +110,7 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
         return 0  # the page is the output asked for
     for line in timeline_lines(records, skipped):
         print(line)
-    from handlers.evolve.metrics import branch_summary
+    from handlers.evolve.round_accuracy import branch_summary
 
     for line in branch_summary([record.event for record in records]):
         print(line)  # a multi-model evolve run: each branch's result, the chosen one marked

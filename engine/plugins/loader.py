@@ -19,7 +19,7 @@ from typing import Any
 from engine.plugins.api import Plugin
 from engine.plugins.errors import PluginError
 from engine.plugins.registry import Entry, PluginSet, RegisteredTool
-from engine.tools.builtins import add_builtin_tools
+from engine.tools.builtin_tools import add_builtin_tools
 from engine.tools.spec import Tool, ToolSpec, class_tool
 from handlers.domains.base import Domain
 from handlers.grading.registry import GraderSpec

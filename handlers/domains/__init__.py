@@ -8,7 +8,7 @@ from handlers.domains.choice import (
     grade_choice,
     normalise_choice,
 )
-from handlers.domains.math import MATH, extract_math_answer
+from handlers.domains.informal_math import MATH, extract_math_answer
 from handlers.domains.registry import (
     DEFAULT_DOMAIN,
     builtin_domains,

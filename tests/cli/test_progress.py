@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from engine.cli.progress import Progress
-from replay.metrics import SampleResult
+from replay.dataset_scores import SampleResult
 
 
 class FakeClock:

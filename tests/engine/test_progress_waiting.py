@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from engine.cli.progress import STALL_S, Progress
-from replay.metrics import SampleResult
+from replay.dataset_scores import SampleResult
 
 
 class _Clock:

@@ -10,7 +10,7 @@ import pytest
 
 from events import RoundCompleted, RunCompleted
 from handlers.evolve.branches import branch_results, reference_choice
-from handlers.evolve.metrics import branch_summary, evolve_metrics, render
+from handlers.evolve.round_accuracy import branch_summary, evolve_metrics, render
 from replay.verify import verify_run
 from tests.evolve.support import RoleModel, of, run_evolve_records, standard_reply
 

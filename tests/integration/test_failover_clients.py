@@ -16,7 +16,7 @@ import pytest
 import structlog
 
 from engine.app.bootstrap import open_runtime
-from engine.app.logging import configure_logging
+from engine.app.log_setup import configure_logging
 from engine.cli.commands import submission, submit
 from engine.config.settings import validate
 from engine.errors import BusUnavailable, StreamSetupError

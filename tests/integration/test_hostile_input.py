@@ -29,8 +29,7 @@ from events.record import Unreadable
 from events.run import RunStarted
 from handlers.context import Services
 from handlers.ports import ModelReply
-from handlers.routes import Route
-from handlers.table import ROUTES
+from handlers.routes import ROUTES, Route
 from replay.training import RolloutSubscription, SubscriptionOptions
 from replay.verify import verify_run
 from tests.support.engine_harness import make_settings, services

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replay.metrics import SampleResult, compute_metrics, render_table
+from replay.dataset_scores import SampleResult, compute_metrics, render_table
 
 
 def _sample(problem: str, index: int, score: float, source: str) -> SampleResult:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.metrics import (
+from replay.dataset_scores import (
     SampleResult,
     compute_metrics,
     is_correct,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from replay.metrics import SampleResult, compute_metrics, render_table
+from replay.dataset_scores import SampleResult, compute_metrics, render_table
 from replay.sampling_stats import render_stats, sampling_stats, to_jsonable
 
 

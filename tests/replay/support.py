@@ -39,7 +39,7 @@ async def run_forked(log: Any, svc: Any, run_ids: list[str], *, timeout: float =
 
     from engine.cli.replay import ForkAwareDispatcher
     from engine.runtime.dispatcher import DispatcherSettings
-    from handlers.table import ROUTES
+    from handlers.routes import ROUTES
     from tests.support.engine_harness import _finished
 
     dispatcher = ForkAwareDispatcher(log, ROUTES, svc, DispatcherSettings(pull_timeout=0.05, backoff_base=0.0))

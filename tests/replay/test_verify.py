@@ -8,8 +8,7 @@ import pytest
 
 from events import ModelResponded, ToolCallRequested
 from events.record import Recorded
-from handlers.routes import Route
-from handlers.table import ROUTES
+from handlers.routes import ROUTES, Route
 from replay.errors import NondeterminismError
 from replay.verify import verify_run, verify_runs
 from tests.replay.support import golden

@@ -14,7 +14,7 @@ from engine.tools.registry import ToolRegistry
 from events.run import RunCompleted, RunFailed
 from handlers.context import Services
 from handlers.ports import ToolResult
-from handlers.table import ROUTES
+from handlers.routes import ROUTES
 
 
 class EchoPython:
