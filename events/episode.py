@@ -58,6 +58,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
     response_token_ids: list[int] | None = None
     response_logprobs: list[float] | None = None
     tool: str | None = None
+    policy_version: int | None = None
+    """The policy version that served this turn's model call (``None``: unversioned)."""
 
 
 class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"):

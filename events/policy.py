@@ -61,6 +61,9 @@ class PolicyActivated(Event, frozen=True, kw_only=True, tag="policy.activated"):
     roles: list[str] = msgspec.field(default_factory=lambda: ["policy"])
     served_model: str | None = None
     """The model name new calls send (the LoRA adapter's); ``None`` keeps the configured one."""
+    endpoint: str | None = None
+    """The base URL that now serves it (``http://host:8000/v1``); ``None``: every endpoint
+    of ``roles``."""
     method: str
     """How the weights were loaded: ``lora``, ``http_hook``, ``command_hook``, ``in_process``."""
     load_ms: float = 0.0

@@ -26,6 +26,8 @@ class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    policy_version: int | None = None
+    """The policy version the endpoint served the call with (``None``: unversioned)."""
 
 
 class ModelError(Exception):

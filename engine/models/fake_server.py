@@ -16,6 +16,9 @@ As a process (prints its base URL on the first line, then serves until SIGTERM):
 Other processes read the counters at ``GET /fake/stats`` and plan failures with
 ``POST /fake/plan`` (``{"plan": ["http_500", {"content": "hi"}]}``).
 
+vLLM's runtime LoRA endpoints (``POST /v1/load_lora_adapter``, ``/v1/unload_lora_adapter``)
+are answered too and recorded in ``server.lora`` (:mod:`engine.models.fake_lora`).
+
 Fake tokens are the UTF-8 bytes of the text, which keeps token ids, usage and
 ``max_tokens`` truncation deterministic without a tokenizer.
 """
@@ -37,6 +40,7 @@ import msgspec
 from aiohttp import web
 
 from engine.cli.argtypes import number, whole_number
+from engine.models.fake_lora import FakeLoraAdapters
 from engine.models.fake_replies import (
     FAULT_RESPONSES,
     CannedReply,
@@ -109,6 +113,8 @@ class FakeOpenAIServer:
         self.hang_s = hang_s
         self.models = list(models)
         self._plan: collections.deque[Planned] = collections.deque()
+        self.lora = FakeLoraAdapters()
+        """vLLM's runtime LoRA load/unload endpoints: what is loaded, every call made."""
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.reset_stats()
@@ -129,6 +135,7 @@ class FakeOpenAIServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._list_models)
+        self.lora.add_routes(app)
         app.router.add_get("/fake/stats", self._get_stats)
         app.router.add_post("/fake/plan", self._post_plan)
         app.router.add_post("/fake/reset", self._post_reset)
@@ -263,7 +270,8 @@ class FakeOpenAIServer:
 
     async def _list_models(self, request: web.Request) -> web.Response:
         del request
-        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+        names = [*self.models, *self.lora.loaded]
+        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in names]
         return json_response({"object": "list", "data": data})
 
     async def _get_stats(self, request: web.Request) -> web.Response:

@@ -34,6 +34,12 @@ A role's mapping is laid over the policy's, so a role only names what differs. T
 ``model`` argument of :meth:`ModelRouter.client_for` (the name recorded in the request)
 wins over the settings' ``model``. Missing settings fall back to the reference's
 defaults (``http://localhost:8000/v1``, api key ``EMPTY``).
+
+Policy versions: once the serving side has activated a version for a role at an endpoint
+(``policy.activated``, see :mod:`engine.serving`), the client returned for that role and
+endpoint stamps each reply with the version, and sends the activation's served model name
+(a LoRA adapter's) instead of the configured one. The version is read per call, so a call
+made before an activation carries the version it was made under.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ import msgspec
 
 from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient
 from engine.models.scripted import ScriptedModelClient, ScriptError
+from engine.models.versioned import VersionedClient
+from engine.serving.active import ActivePolicies, active_policies
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelClient, ModelError, ModelReply
 
@@ -70,8 +78,9 @@ class UnusableModelClient:
 class ModelRouter:
     """Builds one client per distinct endpoint (or script and role) and reuses it."""
 
-    def __init__(self, *, search_root: Path | None = None) -> None:
+    def __init__(self, *, search_root: Path | None = None, policies: ActivePolicies | None = None) -> None:
         self._search_root = search_root or _REPO_ROOT
+        self._policies = policies if policies is not None else active_policies()
         self._openai: dict[bytes, OpenAICompatClient] = {}
         self._scripted: dict[tuple[Path, str], ModelClient] = {}
 
@@ -83,11 +92,14 @@ class ModelRouter:
             endpoint = endpoint_for(role, model, settings)
         except (msgspec.ValidationError, TypeError) as exc:
             return UnusableModelClient(f"bad model settings for role {role!r}: {exc}")
+        active = self._policies.for_call(role, endpoint.base_url)
+        if active is not None and active.served_model:
+            endpoint = msgspec.structs.replace(endpoint, model=active.served_model)
         key = msgspec.json.encode(endpoint)
         client = self._openai.get(key)
         if client is None:
             client = self._openai[key] = OpenAICompatClient(endpoint)
-        return client
+        return client if active is None else VersionedClient(client, active.version)
 
     async def close(self) -> None:
         """Close every HTTP client built so far."""

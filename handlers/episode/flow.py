@@ -235,12 +235,13 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
         done_reason=event.done_reason, reward=reward, steps=state.step,
         invalid_turns=state.invalid_turns, answer=event.answer, episode=MAIN,
     )
+    turns = trajectory_turns(state)
     sealed = ctx.new(
         TrajectorySealed, "sealed",
         problem_id=problem.problem_id, group_id=problem.group_id or problem.run_id,
         sample_index=problem.sample_index, data_source=problem.data_source,
-        group_size=problem.group_size,
-        turns=trajectory_turns(state), reward=reward, score=event.score,
+        group_size=problem.group_size, **version_fields(turns),
+        turns=turns, reward=reward, score=event.score,
         done_reason=event.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=event.done_reason not in ("model_failed",), episode=MAIN,
         # No ground truth: the 0 is not a grade, so a ground-truth trainer must skip it.
@@ -301,13 +302,20 @@ def single_turn_prompt(question: str, settings: dict[str, Any], system_prompt: s
     return render_policy_prompt(question, tools=(), system_prompt=system_prompt, **parts)
 
 
+def version_fields(turns: list[Turn]) -> dict[str, Any]:
+    """A trajectory's policy versions: every distinct one of its turns, and the oldest
+    (as text), from which a trainer counts its staleness."""
+    versions = sorted({t.policy_version for t in turns if t.policy_version is not None})
+    return {"policy_versions": versions, "policy_version": str(versions[0]) if versions else None}
+
+
 def trajectory_turns(state: EpisodeState) -> list[Turn]:
     return [
         Turn(
             step=s.step, prompt=list(s.prompt), response=s.response or "",
             valid=s.action.valid if s.action else False, observation=s.observation,
             prompt_token_ids=s.prompt_token_ids, response_token_ids=s.response_token_ids,
-            response_logprobs=s.response_logprobs, tool=s.tool,
+            response_logprobs=s.response_logprobs, tool=s.tool, policy_version=s.policy_version,
         )
         for s in state.steps
         if s.response is not None

@@ -18,7 +18,7 @@ from events.episode import AnswerGraded, TrajectorySealed
 from events.evolve import VerdictReached, VerifierReported
 from events.run import ProblemSubmitted
 from handlers.context import HandlerContext
-from handlers.episode.flow import trajectory_turns
+from handlers.episode.flow import trajectory_turns, version_fields
 from handlers.evolve.plan import Plan, episode_id
 from handlers.evolve.view import RoundView
 from handlers.projections.episode import episode_state
@@ -70,11 +70,13 @@ def _seal_policy(
     reward = compute_reward(state.settings, score=score, invalid_turns=state.invalid_turns,
                             steps=state.step, done_reason=graded.done_reason) if known else 0.0
     vote = verdict.approvals / len(verdict.judgments) if verdict and verdict.judgments else None
+    turns = trajectory_turns(state)
     return ctx.new(
         TrajectorySealed, f"sealed-{episode}",
         problem_id=problem.problem_id, group_id=policy_group(problem, view.branch, view.round),
         sample_index=problem.sample_index, data_source=problem.data_source,
-        group_size=problem.group_size, turns=trajectory_turns(state), reward=reward, score=score,
+        group_size=problem.group_size, turns=turns, **version_fields(turns),
+        reward=reward, score=score,
         done_reason=graded.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=graded.done_reason != "model_failed", role="policy", branch=view.branch,
         episode=episode, graded=known, vote=vote, round=view.round,
@@ -97,11 +99,13 @@ def _seal_verifier(
     state = episode_state(history, episode)
     score = float(report.judgment == correct) if correct is not None else 0.0
     vote = float(report.judgment == verdict.majority) if verdict is not None else None
+    turns = trajectory_turns(state)
     return ctx.new(
         TrajectorySealed, f"sealed-{episode}",
         problem_id=problem.problem_id, group_id=verifier_group(problem, view.branch, view.round),
         sample_index=report.verifier, data_source=problem.data_source, group_size=plan.verifiers,
-        turns=trajectory_turns(state), reward=score, score=score, done_reason=report.reason,
+        turns=turns, **version_fields(turns),
+        reward=score, score=score, done_reason=report.reason,
         invalid_turns=state.invalid_turns, model=state.model,
         complete=report.reason != "model_failed", role="verifier", branch=view.branch,
         episode=episode, graded=correct is not None, vote=vote, round=view.round,

@@ -34,6 +34,7 @@ class StepRecord:
     prompt_token_ids: list[int] | None = None
     response_token_ids: list[int] | None = None
     response_logprobs: list[float] | None = None
+    policy_version: int | None = None
     action: ActionParsed | None = None
     observation: str | None = None
     tool: str | None = None
@@ -116,7 +117,8 @@ def _responded(state: EpisodeState, event: ModelResponded) -> EpisodeState:
     if event.purpose == ANSWER_RETRY:
         return _retry_reply(state, event)
     return _update(state, event.call_id, response=event.text, prompt_token_ids=event.prompt_token_ids,
-                   response_token_ids=event.token_ids, response_logprobs=event.logprobs)
+                   response_token_ids=event.token_ids, response_logprobs=event.logprobs,
+                   policy_version=event.policy_version)
 
 
 def _call_failed(state: EpisodeState, event: ModelCallFailed) -> EpisodeState:
