@@ -19,6 +19,8 @@ from typing import IO, Any, Final
 
 import msgspec
 
+from engine.errors import EngineError
+
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 """Longer JSONL lines are rejected without being decoded (no benchmark row is that big)."""
 
@@ -47,7 +49,7 @@ _MAX_ID_CHARS: Final = 64
 _MAX_RUN_ID_CHARS: Final = 128
 
 
-class DatasetError(Exception):
+class DatasetError(EngineError):
     """The file cannot be used as a dataset at all; the message is one line."""
 
 
@@ -85,7 +87,7 @@ class DatasetLoad(msgspec.Struct, frozen=True, kw_only=True):
     """Rows read (usable plus rejected); reading stops early when ``limit`` is reached."""
 
 
-class _RowRejected(Exception):
+class _RowRejected(EngineError):
     """Internal: raised by the row mapping with the reason a row is unusable."""
 
 

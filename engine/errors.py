@@ -11,6 +11,13 @@ EngineError
  +-- RunNotFound          no events recorded for a run id
  +-- StaleHistory         a history read did not reach an event known to be stored
  +-- BusUnavailable       NATS kept failing a command through a failover for too long
+
+Every other exception class under engine/ derives from EngineError too (a test checks):
+SandboxError (engine/sandbox/errors.py), PluginError (a ConfigError, engine/plugins/errors.py),
+DatasetError (engine/datasets.py), ProbeFailed and ScriptError (engine/models/),
+PublishRefused and PublishTimeout (engine/nats/publisher.py), EmbedderUnavailable and
+UnknownLibraryError (engine/rag/). One that is also a built-in error (ScriptError is a
+ValueError, PublishTimeout a TimeoutError) keeps that base for callers that catch it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import msgspec
 
 from events.base import SCHEMA_VERSION, Event
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
+from events.errors import EventError
 from events.upcast import upcast
 
 MAX_DEPTH: Final = 64
@@ -17,7 +18,7 @@ MAX_BYTES: Final = 64 * 1024 * 1024
 """Largest body decoded at all; the worker's own limit (``max_event_bytes``) is lower."""
 
 
-class DecodeError(ValueError):
+class DecodeError(ValueError, EventError):
     """Bytes that are not a valid event of a known type (malformed JSON, missing fields...)."""
 
 

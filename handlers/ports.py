@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import msgspec
 
 from events.model import ChatMessage, ModelFailureKind, SamplingParams, TokenUsage
+from handlers.errors import HandlerError
 
 
 class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,7 +31,7 @@ class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
     """The policy version the endpoint served the call with (``None``: unversioned)."""
 
 
-class ModelError(Exception):
+class ModelError(HandlerError):
     """A model call failed for good (after retries); ``kind`` classifies it."""
 
     def __init__(self, kind: ModelFailureKind, message: str, attempts: int = 1) -> None:
@@ -65,7 +66,7 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
-class ToolError(Exception):
+class ToolError(HandlerError):
     """The tool could not run at all (unknown tool, infrastructure failure)."""
 
     def __init__(self, message: str, kind: str = "error") -> None:

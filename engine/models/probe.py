@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import openai
 
+from engine.errors import EngineError
 from engine.models.failures import classify
 
 PROBE_TIMEOUT_S = 10.0
 
 
-class ProbeFailed(Exception):
+class ProbeFailed(EngineError):
     """The endpoint cannot serve the run; the message is one line naming it."""
 
 

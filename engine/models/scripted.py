@@ -32,6 +32,7 @@ from typing import Any, Literal
 import msgspec
 import yaml
 
+from engine.errors import EngineError
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelError, ModelReply
 
@@ -41,7 +42,7 @@ _TOOL_RESPONSE = re.compile(r"<tool_response>\s*[\[{]", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
 
 
-class ScriptError(ValueError):
+class ScriptError(ValueError, EngineError):
     """A script file is missing or malformed."""
 
 

@@ -18,7 +18,15 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 
-from engine.errors import AccessDenied, BusUnavailable, ConnectError, PublishError, RunMovedOn, StreamSetupError
+from engine.errors import (
+    AccessDenied,
+    BusUnavailable,
+    ConnectError,
+    EngineError,
+    PublishError,
+    RunMovedOn,
+    StreamSetupError,
+)
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.stored import record_of, report_unreadable
 from engine.nats.client_events import ClientEvents
@@ -588,7 +596,7 @@ async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
     return nc
 
 
-class _Refused(Exception):  # noqa: N818 - carries the server's refusal
+class _Refused(EngineError):  # noqa: N818 - carries the server's refusal
     def __init__(self, exc: Any) -> None:
         super().__init__(str(exc))
         self.exc = exc

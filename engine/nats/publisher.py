@@ -24,13 +24,15 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
+from engine.errors import EngineError
+
 NO_RESPONDERS = 503
 """The status the server sends back when no stream listens on the subject."""
 PERMISSION_REFUSED = 403
 """Not a JetStream answer: the server refused the publish by the client's permissions."""
 
 
-class PublishRefused(Exception):  # noqa: N818 - mirrors the server's wording
+class PublishRefused(EngineError):  # noqa: N818 - mirrors the server's wording
     """The stream answered with an error instead of storing the message."""
 
     def __init__(self, code: int, err_code: int, description: str) -> None:
@@ -40,7 +42,7 @@ class PublishRefused(Exception):  # noqa: N818 - mirrors the server's wording
         self.description = description
 
 
-class PublishTimeout(TimeoutError):
+class PublishTimeout(TimeoutError, EngineError):
     """No acknowledgement arrived in time (the message may or may not be stored)."""
 
 

@@ -16,6 +16,8 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
+from engine.errors import EngineError
+
 log = logging.getLogger(__name__)
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2"
@@ -63,7 +65,7 @@ class MiniLMEmbedder:
         return pooled.cpu().numpy().astype(np.float32)
 
 
-class EmbedderUnavailable(Exception):
+class EmbedderUnavailable(EngineError):
     """The embedding model could not be loaded offline."""
 
 

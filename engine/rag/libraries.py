@@ -7,6 +7,8 @@ import platform
 from dataclasses import dataclass, field
 from typing import Final
 
+from engine.errors import EngineError
+
 
 @dataclass(frozen=True)
 class LibrarySpec:
@@ -128,7 +130,7 @@ LIBRARIES: Final[dict[str, LibrarySpec]] = {
 SUPPORTED_LIBRARIES: Final[tuple[str, ...]] = tuple(LIBRARIES)
 
 
-class UnknownLibraryError(ValueError):
+class UnknownLibraryError(ValueError, EngineError):
     """The requested library is not one the knowledge base covers."""
 
     def __init__(self, name: str) -> None:

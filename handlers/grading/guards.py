@@ -13,6 +13,8 @@ import math
 import re
 from typing import Any, Final
 
+from handlers.errors import HandlerError
+
 MAX_CHARS: Final = 4000
 """Longest final answer read at all; a longer one is not an answer but a passage."""
 MAX_PARSED_CHARS: Final = 1000
@@ -24,7 +26,7 @@ _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BIG_BINOMIAL: Final = re.compile(r"\\[dt]?binom\s*\{?\s*\d{4,}|\\choose\s*\{?\s*\d{4,}")
 
 
-class TooCostly(Exception):  # noqa: N818 - a verdict, not an error: the reading is refused
+class TooCostly(HandlerError):  # noqa: N818 - a verdict, not an error: the reading is refused
     """The text or expression is refused; the message says why."""
 
 

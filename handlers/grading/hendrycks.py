@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from handlers.errors import HandlerError
 from handlers.grading.reference import expand_frac_shorthand
 
 METHOD: Final = "hendrycks"
@@ -20,7 +21,7 @@ _UNIT_MARK: Final = "\\text{ "
 _SIMPLE_FRACTION: Final = re.compile(r"(-?\d+)/(-?\d+)")
 
 
-class _Unnormalisable(ValueError):
+class _Unnormalisable(ValueError, HandlerError):
     """A step met input it cannot rewrite; the caller compares raw text instead."""
 
 

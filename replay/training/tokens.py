@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from replay.errors import ReplayError
 from replay.training.samples import Sample, Segment
 
 
@@ -38,7 +39,7 @@ class TokenOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Divide the outcome reward by the trajectory's number of turns."""
 
 
-class TokenizationError(ValueError):
+class TokenizationError(ValueError, ReplayError):
     """A sample cannot be tokenized (no tokenizer for missing ids, prompt too long...)."""
 
 

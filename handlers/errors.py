@@ -1,0 +1,13 @@
+"""Errors of the handlers layer: HandlerError is the root.
+
+HandlerError
+ +-- ModelError      a model call failed for good (handlers/ports.py)
+ +-- ToolError       a tool could not run at all (handlers/ports.py)
+ +-- TooCostly       an answer refused as too costly to read (handlers/grading/guards.py)
+"""
+
+from __future__ import annotations
+
+
+class HandlerError(Exception):
+    """A port, grader or decider could not do its part."""
