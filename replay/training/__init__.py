@@ -18,6 +18,8 @@ from replay.training.samples import (
     build_samples,
 )
 from replay.training.subscription import (
+    Discarded,
+    DiscardRecorder,
     Rollout,
     RolloutDelivery,
     RolloutGroup,
@@ -27,11 +29,14 @@ from replay.training.subscription import (
     SubscriptionStats,
     TrainingBatch,
     TrainingCursor,
+    version_of,
 )
 
 __all__ = [
     "INVALID_TURN_PENALTY",
     "LAYOUTS",
+    "DiscardRecorder",
+    "Discarded",
     "InMemoryDelivery",
     "InMemoryRolloutSource",
     "Layout",
@@ -51,4 +56,5 @@ __all__ = [
     "TrainingCursor",
     "build_many",
     "build_samples",
+    "version_of",
 ]

@@ -22,6 +22,15 @@ Groups are yielded whole (``group_size`` samples of one ``group_id``). A group s
 incomplete after ``group_timeout`` seconds is yielded partial or skipped (acknowledged,
 with a recorded reason), as configured. Once a group was yielded, late members of it are
 acknowledged and recorded as skipped.
+
+Off-policy bounds: a trajectory's version is the oldest policy version among its turns.
+With ``max_staleness`` set, a ready group whose oldest member is more than that many
+versions behind the trainer's ``policy_version`` (measured when the batch is taken) is
+discarded: acknowledged without training, listed in ``skipped`` with the reason and
+handed to ``on_discard`` (the engine's recorder appends ``rollout.discarded`` to the
+trajectory's run). With ``allow_unversioned`` off, a trajectory with no numeric version
+is discarded the same way. When ``on_discard`` fails, the deliveries are handed back for
+redelivery and its error ends the iteration: nothing is acknowledged without its record.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -122,10 +131,18 @@ class SubscriptionOptions(msgspec.Struct, frozen=True, kw_only=True):
     roles: tuple[str, ...] | None = None
     """Train only trajectories of these roles (evolve runs seal ``policy`` and ``verifier``
     ones); others are acknowledged and recorded as skipped. ``None`` trains every role."""
+    max_staleness: int | None = None
+    """Discard a group whose oldest trajectory is more than this many policy versions behind
+    the trainer's when its batch is taken (``0``: strictly on-policy); ``None``: no bound."""
+    allow_unversioned: bool = True
+    """Train trajectories that carry no numeric policy version; off, they are discarded."""
 
     def __post_init__(self) -> None:
         if self.group_size < 1 or self.groups_per_batch < 1 or self.fetch_size < 1:
             msg = "group_size, groups_per_batch and fetch_size must be >= 1"
+            raise ValueError(msg)
+        if self.max_staleness is not None and (isinstance(self.max_staleness, bool) or self.max_staleness < 0):
+            msg = f"max_staleness must be a whole number of versions >= 0, not {self.max_staleness!r}"
             raise ValueError(msg)
         SampleOptions(reward_source=self.reward_source)  # refuses an unknown source
 
@@ -158,6 +175,23 @@ class SubscriptionStats(msgspec.Struct, kw_only=True):
     heartbeats: int = 0
     heartbeat_failures: int = 0
     ack_failures: int = 0
+    discarded_stale: int = 0
+    discarded_unversioned: int = 0
+    discard_record_failures: int = 0
+    """Discards whose ``on_discard`` failed: handed back for redelivery, not acknowledged."""
+
+
+class Discarded(msgspec.Struct, frozen=True, kw_only=True):
+    """A trajectory acknowledged without training because of its policy version."""
+
+    event: TrajectorySealed
+    reason: str
+    version: int | None
+    """Its oldest policy version (``None``: unversioned)."""
+    trainer_version: int | None
+
+
+DiscardRecorder = Callable[[list[Discarded]], Awaitable[None]]
 
 
 class _Pending:
@@ -248,11 +282,15 @@ class RolloutSubscription:
         cursor: TrainingCursor | None = None,
         policy_version: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_discard: DiscardRecorder | None = None,
     ) -> None:
         self.source = source
         self.options = options
         self.policy_version = policy_version
         """The trainer's current policy version; set it after each weight update."""
+        self.on_discard = on_discard
+        """Records trajectories discarded for their version (before they are acknowledged)."""
+        self._discarded_groups: set[str] = set()
         self.skipped: list[Skipped] = []
         self.stats = SubscriptionStats()
         self._cursor = cursor or TrainingCursor()
@@ -288,6 +326,7 @@ class RolloutSubscription:
         self._start_heartbeats()
         while True:
             await self._expire_groups()
+            await self._discard_stale()
             batch = self._take_batch()
             if batch is not None:
                 return batch
@@ -299,6 +338,7 @@ class RolloutSubscription:
             if deliveries:
                 self._last_delivery = self._clock()
             elif self._idle():
+                await self._discard_stale()
                 batch = self._take_batch(flush=True)
                 if batch is not None:
                     return batch
@@ -360,6 +400,10 @@ class RolloutSubscription:
         if roles is not None and event.role not in roles:
             await self._drop(d, event, f"role {event.role} is not trained by this subscription")
             return
+        if not self.options.allow_unversioned and version_of(event) is None:
+            await self._discard([event], [d], "no numeric policy version (unversioned rollouts are not allowed)",
+                                unversioned=True)
+            return
         eid = event.event_id
         if eid in self._cursor:
             self.stats.duplicates_dropped += 1
@@ -371,6 +415,9 @@ class RolloutSubscription:
             return
         if event.group_id in self._cursor.closed_groups or self._group_yielded(event.group_id):
             await self._drop(d, event, "arrived after its group was trained")
+            return
+        if event.group_id in self._discarded_groups:
+            await self._drop(d, event, "arrived after its group was discarded as stale")
             return
         if event.group_id in self._ready_handles:
             await self._merge_ready(d, event)
@@ -425,12 +472,57 @@ class RolloutSubscription:
             self._ready_since = self._clock()
 
     def _staleness(self, event: TrajectorySealed) -> int | None:
-        if self.policy_version is None or event.policy_version is None:
+        version = version_of(event)
+        if self.policy_version is None or version is None:
             return None
-        try:
-            return self.policy_version - int(event.policy_version)
-        except ValueError:
-            return None
+        return self.policy_version - version
+
+    async def _discard_stale(self) -> None:
+        """Discard ready groups now too far behind the trainer's version (whole groups)."""
+        limit = self.options.max_staleness
+        if limit is None or self.policy_version is None:
+            return
+        for group in list(self._ready):
+            worst = max((s for r in group.rollouts if (s := self._staleness(r.event)) is not None), default=None)
+            if worst is None or worst <= limit:
+                continue
+            self._ready.remove(group)
+            self._discarded_groups.add(group.group_id)
+            handles = self._ready_handles.pop(group.group_id)
+            oldest = min(v for r in group.rollouts if (v := version_of(r.event)) is not None)
+            reason = (f"stale: policy version {oldest} is {worst} versions behind the trainer's "
+                      f"{self.policy_version} (max_staleness {limit})")
+            await self._discard([r.event for r in group.rollouts], handles, reason)
+        if not self._ready:
+            self._ready_since = None
+
+    async def _discard(
+        self, events: list[TrajectorySealed], handles: list[RolloutDelivery], reason: str, *,
+        unversioned: bool = False,
+    ) -> None:
+        """Record, then acknowledge; a failed record hands the deliveries back instead."""
+        records = [
+            Discarded(event=e, reason=reason, version=version_of(e), trainer_version=self.policy_version)
+            for e in events
+        ]
+        if self.on_discard is not None:
+            try:
+                await self.on_discard(records)
+            except Exception:
+                # Never ack what was not recorded: hand it back and let the trainer see why.
+                self.stats.discard_record_failures += len(records)
+                for handle in handles:
+                    with contextlib.suppress(Exception):
+                        await handle.nak()
+                raise
+        for record in records:
+            self.skipped.append(_skip(record.event, reason))
+        if unversioned:
+            self.stats.discarded_unversioned += len(records)
+        else:
+            self.stats.discarded_stale += len(records)
+        for handle in handles:
+            await self._ack(handle)
 
     async def _expire_groups(self) -> None:
         limit = self.options.group_timeout
@@ -461,6 +553,7 @@ class RolloutSubscription:
         if not self._ready or (len(self._ready) < want and not (flush or waited)):
             return None
         groups, self._ready = self._ready[:want], self._ready[want:]
+        groups = [self._restamped(g) for g in groups]  # staleness as of now, not of when it completed
         handles = [h for g in groups for h in self._ready_handles.pop(g.group_id)]
         self._ready_since = self._clock() if self._ready else None
         self._batches += 1
@@ -470,6 +563,10 @@ class RolloutSubscription:
         for r in batch.rollouts:
             self._in_flight[r.event.event_id] = batch
         return batch
+
+    def _restamped(self, group: RolloutGroup) -> RolloutGroup:
+        rollouts = [msgspec.structs.replace(r, staleness=self._staleness(r.event)) for r in group.rollouts]
+        return msgspec.structs.replace(group, rollouts=rollouts)
 
     async def _commit(self, batch: TrainingBatch) -> None:
         self._cursor = self._cursor.including(batch.rollouts)
@@ -491,6 +588,18 @@ class RolloutSubscription:
         else:
             self.skipped.append(Skipped(traj_uid="", run_id="", group_id="", reason=reason))
         await self._ack(d)
+
+
+def version_of(event: TrajectorySealed) -> int | None:
+    """A trajectory's policy version as a number: its oldest turn's, else its recorded text's."""
+    if event.policy_versions:
+        return min(event.policy_versions)
+    if event.policy_version is None:
+        return None
+    try:
+        return int(event.policy_version)
+    except ValueError:
+        return None
 
 
 def _skip(event: TrajectorySealed, reason: str) -> Skipped:
