@@ -1,0 +1,168 @@
+"""The rollout driver: problems x n samples for the current policy version, with backpressure.
+
+Each problem becomes one GRPO group of ``samples`` runs (``ProblemSubmitted`` with the
+group id, its size and, in ``metadata["policy_version"]``, the version the group was asked
+for: the policy's last ``policy.activated`` when it was submitted). At most
+``max_in_flight`` groups are open at once: the driver waits for a group's runs to end
+(``run.completed`` / ``run.failed`` in the log) before it submits the next. How stale a
+group may be when it is trained is the trainer's bound (``SubscriptionOptions.max_staleness``).
+
+Run ids are ``run_id_for(prefix, problem_id, sample, settings=str(ordinal))``: the same
+driver prefix and order submit the same ids again, which the log takes as no-ops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from engine.datasets import Problem, group_id_for, run_id_for
+from engine.errors import RunMovedOn
+from engine.eventlog.port import EventLog
+from engine.serving.history import active_in
+from events.base import is_valid_run_id
+from events.policy import DEFAULT_POLICY, policy_run_id
+from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted
+from events.subjects import RUN_PREFIX
+
+RUN_EVENTS = f"{RUN_PREFIX}.*.run.*"
+"""Run lifecycle subjects (started, completed, failed): how the driver sees groups end."""
+
+
+class DriverOptions(msgspec.Struct, frozen=True, kw_only=True):
+    samples: int
+    """Samples per problem: the GRPO group size."""
+    max_in_flight: int
+    """Groups whose runs may be open at once."""
+    run_prefix: str = "rollout"
+    """First part of every run and group id (letters, digits, '-' and '_')."""
+    workflow: str = "reason"
+    config: dict[str, Any] = {}
+    """Run setting overrides carried by every submission."""
+    policy: str = DEFAULT_POLICY
+    """The policy whose active version stamps the groups."""
+    poll_interval: float = 0.2
+
+    def __post_init__(self) -> None:
+        for name in ("samples", "max_in_flight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
+        if not is_valid_run_id(self.run_prefix) or len(self.run_prefix) > 40:
+            raise ValueError(f"run prefix {self.run_prefix!r} must be 1-40 letters, digits, '-' or '_'")
+        if not is_valid_run_id(policy_run_id(self.policy)):
+            raise ValueError(f"policy name {self.policy!r} must be letters, digits, '-' or '_'")
+
+
+class SubmittedGroup(msgspec.Struct, kw_only=True):
+    group_id: str
+    problem_id: str
+    run_ids: list[str]
+    version: int | None
+    """The policy version the group was asked for (``None``: none was active)."""
+    open_runs: set[str] = msgspec.field(default_factory=set)
+    failed: int = 0
+
+    @property
+    def done(self) -> bool:
+        return not self.open_runs
+
+
+class DriverStats(msgspec.Struct, kw_only=True):
+    groups_submitted: int = 0
+    groups_done: int = 0
+    runs_failed: int = 0
+    max_open_groups: int = 0
+    """The most groups open at once (never above ``max_in_flight``)."""
+
+
+class RolloutDriver:
+    """Submits groups with at most ``max_in_flight`` open; see the module docstring."""
+
+    def __init__(self, event_log: EventLog, options: DriverOptions) -> None:
+        self.log = event_log
+        self.options = options
+        self.groups: list[SubmittedGroup] = []
+        self.stats = DriverStats()
+        self._open: dict[str, SubmittedGroup] = {}
+        """Open run id -> its group."""
+        self._after_seq = 0
+
+    @property
+    def open_groups(self) -> int:
+        return len({id(g) for g in self._open.values()})
+
+    async def current_version(self) -> int | None:
+        """The policy's served version: its last ``policy.activated`` (``None``: none yet)."""
+        history = [r.event for r in await self.log.read_run(policy_run_id(self.options.policy))]
+        active = active_in(history)
+        return active.version if active else None
+
+    async def submit(self, problems: Iterable[Problem]) -> list[SubmittedGroup]:
+        """Submit one group per problem, waiting for room before each; returns them."""
+        if not self._after_seq:
+            self._after_seq = await self.log.last_seq()  # endings before now are not ours
+        submitted = []
+        for problem in problems:
+            while self.open_groups >= self.options.max_in_flight:
+                await self._wait_for_endings()
+            submitted.append(await self._submit_group(problem))
+        return submitted
+
+    async def drain(self) -> None:
+        """Wait until every submitted group's runs have ended."""
+        while self._open:
+            await self._wait_for_endings()
+
+    async def _submit_group(self, problem: Problem) -> SubmittedGroup:
+        ordinal = str(len(self.groups))
+        opts = self.options
+        version = await self.current_version()
+        group_id = group_id_for(opts.run_prefix, problem.problem_id, settings=ordinal)
+        run_ids = [run_id_for(opts.run_prefix, problem.problem_id, i, settings=ordinal) for i in range(opts.samples)]
+        group = SubmittedGroup(group_id=group_id, problem_id=problem.problem_id, run_ids=run_ids, version=version,
+                               open_runs=set(run_ids))
+        for index, run_id in enumerate(run_ids):
+            await self._append_first(ProblemSubmitted(
+                event_id=run_id, run_id=run_id, occurred_at=datetime.now(UTC), problem_id=problem.problem_id,
+                question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
+                workflow=opts.workflow, config=dict(opts.config), group_id=group_id, sample_index=index,
+                group_size=opts.samples,
+                metadata={**problem.metadata, "policy_version": version, "rollout_driver": opts.run_prefix},
+            ))  # fmt: skip
+            self._open[run_id] = group
+        self.groups.append(group)
+        self.stats.groups_submitted += 1
+        self.stats.max_open_groups = max(self.stats.max_open_groups, self.open_groups)
+        return group
+
+    async def _append_first(self, event: ProblemSubmitted) -> None:
+        """As the run's first event when it is new (its worker then needs no history read)."""
+        try:
+            await self.log.append(event, expected_run_seq=0)
+        except RunMovedOn:
+            await self.log.append(event)  # submitted before: the event id makes this a no-op
+
+    async def _wait_for_endings(self) -> None:
+        """Read run endings since the last look; sleep a poll interval when none of ours came."""
+        ended = False
+        async for record in self.log.read_all(RUN_EVENTS, after_seq=self._after_seq):
+            self._after_seq = record.seq
+            event = record.event
+            group = self._open.get(event.run_id) if isinstance(event, RUN_ENDINGS) else None
+            if group is None:
+                continue
+            del self._open[event.run_id]
+            group.open_runs.discard(event.run_id)
+            if not isinstance(event, RunCompleted):
+                group.failed += 1
+                self.stats.runs_failed += 1
+            if group.done:
+                self.stats.groups_done += 1
+            ended = True
+        if not ended:
+            await asyncio.sleep(self.options.poll_interval)
