@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from events.base import Event
 from events.run import RunStarted
+from handlers.catalog import Catalog, builtin_catalog
+from handlers.ports import AnswerGrader, ModelRouter, ToolRunner
+from handlers.run_settings import RunSettings, RunSettingsError, run_settings_of
 
 E = TypeVar("E", bound=Event)
 
@@ -33,18 +36,29 @@ def derive_id(cause_id: str, handler: str, label: str) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
+SettingsForRun = Callable[[dict[str, object]], dict[str, object]]
+"""``(overrides) -> settings``: the engine's run settings with a run's overrides applied
+(plain JSON values both). Raises ``ValueError`` for overrides it refuses."""
+
+
 @dataclass(frozen=True)
 class Services:
-    """Ports effectors use. Deciders get an empty instance and must not need it."""
+    """What the composition root hands to handlers.
 
-    models: Any = None
-    """A :class:`handlers.ports.ModelRouter`."""
-    tools: Any = None
-    """A :class:`handlers.ports.ToolRunner`."""
-    grader: Any = None
-    """A :class:`handlers.ports.AnswerGrader`."""
-    settings_for_run: Any = None
-    """``(overrides: dict) -> dict``: the engine's run settings with a run's overrides applied."""
+    Effectors use the ports; deciders get only the catalog (the ports are ``None`` for
+    them), so a decision depends on nothing but the log and the catalog.
+    """
+
+    models: ModelRouter | None = None
+    tools: ToolRunner | None = None
+    grader: AnswerGrader | None = None
+    settings_for_run: SettingsForRun | None = None
+    catalog: Catalog = field(default_factory=builtin_catalog)
+    """Domains, graders, rewards and tools by name: the built-ins and the loaded plugins."""
+
+    def for_deciders(self) -> Services:
+        """The same catalog without the ports."""
+        return Services(catalog=self.catalog)
 
 
 @dataclass(frozen=True)
@@ -79,9 +93,24 @@ class HandlerContext:
         """A deterministic id for something other than an event (call ids...)."""
         return derive_id(self.event.event_id, self.handler, f"id:{label}")
 
+    @property
+    def catalog(self) -> Catalog:
+        return self.services.catalog
+
     def settings(self) -> dict[str, Any]:
-        """The run settings recorded in ``RunStarted`` (empty before it)."""
+        """The run settings recorded in ``RunStarted`` (empty before it), as recorded."""
         for event in self.history:
             if isinstance(event, RunStarted):
                 return event.settings
         return {}
+
+    def run_settings(self) -> RunSettings:
+        """The recorded run settings, typed (decoded once per run).
+
+        Raises:
+            RunSettingsError: a recorded value has the wrong type; the message names the run and key.
+        """
+        try:
+            return run_settings_of(self.settings())
+        except RunSettingsError as exc:
+            raise RunSettingsError(f"run {self.event.run_id}: {exc}") from exc

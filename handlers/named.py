@@ -1,13 +1,13 @@
-"""A registry of named things: built-ins plus the plugins installed at start-up.
+"""Tables of named things (domains, graders, rewards): built-ins plus plugin entries.
 
-Graders, rewards and domains all work this way; plugins are swapped as a whole so the
-engine never runs half-configured.
+A table is built whole and never changed afterwards (see :mod:`handlers.catalog`), so a
+name clash or a malformed entry refuses the whole table and nothing runs half-configured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Protocol, TypeVar
 
 
 class Named(Protocol):
@@ -20,40 +20,17 @@ class Named(Protocol):
 T = TypeVar("T", bound=Named)
 
 
-class NamedRegistry(Generic[T]):
-    """Built-in items (registered at import) and plugin items (replaced together)."""
+def index(kind: str, items: Iterable[T], taken: Mapping[str, T] | None = None) -> dict[str, T]:
+    """``taken`` plus ``items`` by name.
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.builtin: dict[str, T] = {}
-        self.plugins: dict[str, T] = {}
-
-    def add_builtin(self, item: T) -> None:
+    Raises:
+        ValueError: an item is malformed, or its name is taken or given twice.
+    """
+    table = dict(taken or {})
+    for item in items:
         item.check()
-        self.builtin[item.name] = item
-
-    def install_plugins(self, items: Iterable[T]) -> None:
-        """Replace every plugin item; a name clash or a malformed item changes nothing."""
-        chosen: dict[str, T] = {}
-        for item in items:
-            item.check()
-            if item.name in self.builtin or item.name in chosen:
-                msg = f"{self.kind} {item.name!r} is already registered"
-                raise ValueError(msg)
-            chosen[item.name] = item
-        self.plugins.clear()
-        self.plugins.update(chosen)
-
-    def get(self, name: str) -> T:
-        """The item called ``name``; ``LookupError`` names the registered ones."""
-        found = self.builtin.get(name) or self.plugins.get(name)
-        if found is None:
-            msg = f"unknown {self.kind} {name!r} (registered: {', '.join(self.names())})"
-            raise LookupError(msg)
-        return found
-
-    def names(self) -> list[str]:
-        return sorted({*self.builtin, *self.plugins})
-
-    def builtins(self) -> list[T]:
-        return list(self.builtin.values())
+        if item.name in table:
+            msg = f"{kind} {item.name!r} is already registered"
+            raise ValueError(msg)
+        table[item.name] = item
+    return table

@@ -4,9 +4,10 @@
 for every turn that broke the action protocol, never below ``episode.min_reward``.
 With the default penalty of 0 the reward is the grade itself.
 
-To use another rule, register a function ``(RewardInput) -> float`` under a name
-(a plugin's ``@reward("name")`` does it) and set ``episode.reward: name``. The name
-is recorded with the run, so replay computes the same reward.
+To use another rule, a plugin registers a function ``(RewardInput) -> float`` under a
+name (``@reward("name")``) and the run sets ``episode.reward: name``. The name is
+recorded with the run and looked up in the catalog the handler gets, so replay computes
+the same reward (or says which plugin it lacks).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
-from handlers.named import NamedRegistry
+from handlers.named import index
+from handlers.run_settings import run_settings_of
+
+if TYPE_CHECKING:
+    from handlers.catalog import Catalog
 
 DEFAULT_REWARD = "default"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
@@ -73,36 +78,40 @@ def shaped_reward(result: RewardInput) -> float:
     return max(floor, result.score - penalty * result.invalid_turns)
 
 
-_registry: NamedRegistry[RewardSpec] = NamedRegistry("reward")
-_registry.add_builtin(RewardSpec(DEFAULT_REWARD, shaped_reward, "grade minus a penalty per invalid turn"))
-
-
-def install_plugins(rewards: Iterable[RewardSpec]) -> None:
-    """Replace every plugin reward with ``rewards``."""
-    _registry.install_plugins(rewards)
+BUILTIN_REWARDS: Final[tuple[RewardSpec, ...]] = (
+    RewardSpec(DEFAULT_REWARD, shaped_reward, "grade minus a penalty per invalid turn"),
+)
+_BUILTIN = index("reward", BUILTIN_REWARDS)
 
 
 def get_reward(name: str | None) -> RewardSpec:
-    return _registry.get(name or DEFAULT_REWARD)
+    """The built-in reward called ``name`` (``None``: the default)."""
+    found = _BUILTIN.get(name or DEFAULT_REWARD)
+    if found is None:
+        msg = f"unknown reward {name!r} (built in: {', '.join(reward_names())})"
+        raise LookupError(msg)
+    return found
 
 
 def reward_names() -> list[str]:
-    return _registry.names()
+    """Names of the built-in rewards."""
+    return sorted(_BUILTIN)
 
 
 def builtin_rewards() -> list[RewardSpec]:
-    return _registry.builtins()
+    return list(BUILTIN_REWARDS)
 
 
-def compute_reward(settings: dict[str, Any], *, score: float, invalid_turns: int, steps: int,
+def compute_reward(settings: Mapping[str, Any], catalog: Catalog, *, score: float, invalid_turns: int, steps: int,
                    done_reason: str) -> float:
     """The reward of a finished episode under the run's recorded ``episode.reward``.
 
     Raises:
         ValueError: the reward function returned something that is not a finite number.
+        handlers.catalog.ExtensionMissing: the run's reward is not in ``catalog``.
     """
-    episode = dict(settings.get("episode", {}))
-    spec = get_reward(episode.get("reward"))
+    spec = catalog.reward_of(run_settings_of(settings))
+    episode = dict(settings.get("episode", {}))  # plugin rewards may read keys of their own
     value = spec.compute(RewardInput(score=score, invalid_turns=invalid_turns, steps=steps,
                                      done_reason=done_reason, episode=episode))
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -33,10 +33,11 @@ from events.base import Event
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
+from handlers.catalog import Catalog, builtin_catalog
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import ROUTES, Route, routes_for
 from replay.errors import ForkError
-from replay.verify import DISPATCHER_LABELS
+from replay.verify import DISPATCHER_LABELS, require_extensions
 
 Origin = tuple[str, str]
 """(handler, label) an event id was derived from."""
@@ -83,18 +84,23 @@ async def plan_fork(
     at_seq: int,
     overrides: Mapping[str, Any] | None = None,
     routes: Sequence[Route] = ROUTES,
+    catalog: Catalog | None = None,
 ) -> ForkPlan:
     """Work out the events and bookkeeping of a fork of ``parent`` after ``at_seq``.
 
     Raises:
         ForkError: the parent is empty, has no submission, or ``at_seq`` precedes it.
+        handlers.catalog.ExtensionMissing: the parent names a plugin extension ``catalog`` lacks.
     """
     records = sorted(parent, key=lambda r: r.seq)
     root = _root(records, at_seq)
     overrides = dict(overrides or {})
     pending = _pending(records, at_seq, routes)
     copied = [r for r in records if r.seq <= at_seq and r.seq not in pending]
-    origins, minted = await _origins([r for r in records if r.seq <= at_seq], routes)
+    prefix = [r for r in records if r.seq <= at_seq]
+    services = Services(catalog=catalog or builtin_catalog())
+    require_extensions(prefix, services.catalog)  # ids are learnt by re-deciding the prefix
+    origins, minted = await _origins(prefix, routes, services)
     ids: dict[str, str] = {root.event.event_id: run_id}
     values: dict[str, str] = {}
     for record in copied[1:]:
@@ -144,7 +150,7 @@ def _pending(records: list[Recorded], at_seq: int, routes: Sequence[Route]) -> s
 
 
 async def _origins(
-    records: list[Recorded], routes: Sequence[Route]
+    records: list[Recorded], routes: Sequence[Route], services: Services
 ) -> tuple[dict[str, Origin], dict[tuple[str, str, str], str]]:
     """(handler, label) of every derived event id, and the ids deciders minted per cause."""
     origins: dict[str, Origin] = {}
@@ -156,7 +162,7 @@ async def _origins(
                 origins[derive_id(event.event_id, route.name, "result")] = (route.name, "result")
                 continue
             ctx = _RecordingContext(event=event, handler=route.name, history=events[: index + 1],
-                                    services=Services())
+                                    services=services)
             try:
                 await route.handler(event, ctx)
             except Exception:  # noqa: BLE001, S112 - a decider that no longer runs keeps fallback ids

@@ -8,6 +8,10 @@ the log with identical bytes (``events.encode``); a recorded event caused by ``E
 no decider (and no effector or dispatcher) of ``E`` accounts for is reported too.
 Effectors are never run: their outputs are simply part of the recorded history, so
 verification makes no model or tool call.
+
+Deciders get the ``catalog`` given (the built-ins by default; ``apollo replay`` passes the
+loaded plugins'). A run recorded with a domain, grader or reward the catalog lacks is not
+re-decided at all: :class:`handlers.catalog.ExtensionMissing` names the missing entry.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from typing import Any, Literal
 from events.base import Event, tag_of
 from events.codec import encode, to_builtins
 from events.record import Recorded
-from events.run import ProblemSubmitted
+from events.run import ProblemSubmitted, RunStarted
+from handlers.catalog import Catalog, builtin_catalog
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.routes import ROUTES, Route, routes_for
+from handlers.run_settings import run_settings_of
 from replay.diff import field_differences
 from replay.errors import NondeterminismError
 
@@ -94,14 +100,20 @@ async def verify_run(
     *,
     routes: Sequence[Route] = ROUTES,
     raise_on_failure: bool = False,
+    catalog: Catalog | None = None,
 ) -> ReplayResult:
     """Re-run every decider of one run's history and compare with what was recorded.
 
     Raises:
         NondeterminismError: only with ``raise_on_failure``, naming the first differing seq.
+        handlers.catalog.ExtensionMissing: the run was recorded with a plugin's domain,
+            grader or reward that ``catalog`` lacks.
+        handlers.run_settings.RunSettingsError: the recorded settings are garbage.
     """
     records = sorted(history, key=lambda r: r.seq)
     run_id = records[0].event.run_id if records else "?"
+    services = Services(catalog=catalog or builtin_catalog())
+    require_extensions(records, services.catalog)
     by_id = {r.event.event_id: r for r in records}
     caused: dict[str, list[Recorded]] = {}
     for record in records:
@@ -115,7 +127,7 @@ async def verify_run(
         deciders = [r for r in routes_for(routes, type(record.event)) if r.kind == "decide"]
         accounted = _effect_ids(record.event, routes)
         for route in deciders:
-            outputs, crash = await _run_decider(route, record.event, events[: index + 1])
+            outputs, crash = await _run_decider(route, record.event, events[: index + 1], services)
             if crash is not None:
                 differences.append(_difference("crashed", record, record, route, None, (crash,)))
                 continue
@@ -143,20 +155,35 @@ async def verify_runs(
     histories: Iterable[Sequence[Recorded]] | AsyncIterable[Sequence[Recorded]],
     *,
     routes: Sequence[Route] = ROUTES,
+    catalog: Catalog | None = None,
 ) -> ReplayResults:
-    """Verify several runs; never raises for a difference (see ``failures``)."""
+    """Verify several runs; never raises for a difference (see ``failures``), only for a
+    run that names an extension ``catalog`` lacks (see :func:`verify_run`)."""
     results = ReplayResults()
     if isinstance(histories, AsyncIterable):
         async for history in histories:
-            results.results.append(await verify_run(history, routes=routes))
+            results.results.append(await verify_run(history, routes=routes, catalog=catalog))
     else:
         for history in histories:
-            results.results.append(await verify_run(history, routes=routes))
+            results.results.append(await verify_run(history, routes=routes, catalog=catalog))
     return results
 
 
-async def _run_decider(route: Route, event: Event, history: list[Event]) -> tuple[list[Event], str | None]:
-    ctx = HandlerContext(event=event, handler=route.name, history=history, services=Services())
+def require_extensions(records: Sequence[Recorded], catalog: Catalog) -> None:
+    """Refuse to re-decide a run whose recorded domain, grader or reward ``catalog`` lacks.
+
+    Raises:
+        handlers.catalog.ExtensionMissing: naming the run, the entry and its plugin.
+    """
+    for record in records:
+        if isinstance(record.event, RunStarted):
+            catalog.require(record.event.run_id, run_settings_of(record.event.settings))
+            return
+
+
+async def _run_decider(route: Route, event: Event, history: list[Event],
+                       services: Services) -> tuple[list[Event], str | None]:
+    ctx = HandlerContext(event=event, handler=route.name, history=history, services=services)
     try:
         return list(await route.handler(event, ctx)), None
     except Exception as exc:  # noqa: BLE001 - a crashing decider is a finding, not a crash of replay

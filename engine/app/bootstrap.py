@@ -16,6 +16,7 @@ from engine.errors import ConfigError, ConnectError
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.security import ClientSecurity
 from engine.nats.server import NatsServerProcess, embedded_secret
+from engine.plugins import RegistryGrader, check_settings, load_plugins, resolve_run_settings
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.engine_state import clear_state, live_engine_url, write_state
 from engine.tools.registry import ToolRegistry
@@ -75,7 +76,6 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
         ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
             unreachable.
     """
-    from engine.plugins import load_plugins
 
     load_plugins(settings)  # a bad plugin stops every command before anything starts
     url = settings.nats.url or running_engine_url(settings)
@@ -141,15 +141,17 @@ def _clear_state(settings: Settings, server: NatsServerProcess) -> None:
 
 def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     """Model router, tools and grader, built once per process."""
+    # deferred: the router pulls in openai and the pool multiprocessing, which `apollo --help` never needs
     from engine.grading.pool import ProcessPoolGrader
     from engine.models.router import ModelRouter
-    from engine.plugins import RegistryGrader, check_settings, load_plugins
 
-    check_settings(settings, load_plugins(settings))  # refuse to start half-configured
+    plugins = load_plugins(settings)
+    check_settings(settings, plugins)  # refuse to start half-configured
+    catalog = plugins.catalog()
     router = ModelRouter()
     pool_grader = ProcessPoolGrader()
     pool_grader.start_in_background()  # a cold pool costs the first grade about a second
-    grader = RegistryGrader(pool_grader)
+    grader = RegistryGrader(pool_grader, catalog=catalog)
     runners = build_tools(settings)
     if settings.episode.enable_python_code or settings.evolve.verifier_episode.enable_python_code:
         warm = getattr(runners.get("python_code"), "start_in_background", None)
@@ -161,13 +163,13 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
         tools=tools,
         grader=grader,
         settings_for_run=lambda overrides: settings_for_run(settings, overrides),
+        catalog=catalog,
     )
     return services, [router.close, tools.close, grader.close]
 
 
 def build_tools(settings: Settings) -> dict[str, Any]:
     """Every registered tool keyed by its tag: built-ins and plugins, through one registry."""
-    from engine.plugins import load_plugins
 
     return load_plugins(settings).tool_runners(settings)
 
@@ -201,7 +203,6 @@ class KeyedModelRouter:
 
 def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str, Any]:
     """The engine's run settings with a submission's overrides laid over (validated)."""
-    from engine.plugins import load_plugins, resolve_run_settings
 
     base = settings.run_settings()
     if not overrides:

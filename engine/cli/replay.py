@@ -20,19 +20,26 @@ from engine.app.bootstrap import Runtime, open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
 from engine.cli.commands import new_run_id, outcome, run_events, watch_run
 from engine.cli.run_lookup import resolve_run_id
-from engine.config.settings import Settings
+from engine.cli.solve import print_result
+from engine.config.reference import translate
+from engine.config.settings import Settings, read_config_file
 from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
+from engine.plugins import load_plugins
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.histories import RunHistories
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
+from events.run import RunStarted
+from handlers.catalog import Catalog, ExtensionMissing
 from handlers.projections.registry import projections
 from handlers.routes import ROUTES
+from handlers.run_settings import RunSettingsError
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
 from replay.fork import ForkPlan, plan_fork
 from replay.rebuild import check_against_checkpoint, checkpoint_key
+from replay.timeline_html import render_html
 from replay.verify import ReplayResult, verify_run
 
 RUN_SECTIONS = ("episode", "models", "evolve", "branches")
@@ -72,7 +79,13 @@ def register(subparsers: Any) -> None:
 # -- replay --------------------------------------------------------------------------
 
 
+def _catalog(settings: Settings) -> Catalog:
+    """What deciders get when replayed here: the built-ins and this configuration's plugins."""
+    return load_plugins(settings).catalog()
+
+
 async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
+    args.catalog = _catalog(settings)
     if args.file:
         return await _replay_histories([read_history(Path(args.file))], None, args)
     if not (args.run_id or args.all):
@@ -105,7 +118,12 @@ async def _replay_histories(histories: list[list[Recorded]], event_log: EventLog
     for records in histories:
         skipped = (unreadable or {}).get(records[0].event.run_id, [])
         if args.verify:
-            result = await verify_run(records)
+            try:
+                result = await verify_run(records, catalog=args.catalog)
+            except (ExtensionMissing, RunSettingsError) as exc:  # cannot be re-decided here: say why
+                print(f"{records[0].event.run_id}: {exc}", file=sys.stderr)
+                failed += 1
+                continue
             failed += not result.ok
             _print_verify(result, as_json=args.json, unreadable=skipped)
         else:
@@ -209,15 +227,16 @@ def history_lines(records: Sequence[Recorded]) -> str:
 
 
 async def fork_run(event_log: EventLog, parent_run_id: str, *, at_seq: int, overrides: dict[str, Any],
-                   run_id: str | None = None) -> ForkPlan:
+                   run_id: str | None = None, catalog: Catalog | None = None) -> ForkPlan:
     """Create the fork in the log: mark its complete prefix handled, then append it."""
     parent = await event_log.read_run(parent_run_id)
     if not parent:
         msg = f"unknown run {parent_run_id!r}: no events recorded"
         raise EngineError(msg)
     try:
-        plan = await plan_fork(parent, run_id=run_id or new_run_id("fork"), at_seq=at_seq, overrides=overrides)
-    except (ReplayError, ValueError) as exc:
+        plan = await plan_fork(parent, run_id=run_id or new_run_id("fork"), at_seq=at_seq, overrides=overrides,
+                               catalog=catalog)
+    except (ReplayError, ValueError, LookupError) as exc:
         raise EngineError(str(exc)) from exc
     for route_name, event_id in plan.handled:
         # The dispatcher's exactly-once key (engine/runtime/dispatcher.py: "<route>.<event id>").
@@ -280,8 +299,6 @@ def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any
     """Settings the fork lays over the parent's: a config file, then --model/--model-url."""
     overrides: dict[str, Any] = {}
     if args.fork_config:
-        from engine.config.reference import translate
-        from engine.config.settings import read_config_file
 
         raw = translate(read_config_file(Path(args.fork_config)))
         overrides = {key: raw[key] for key in RUN_SECTIONS if key in raw}
@@ -311,7 +328,7 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
             at_seq = event_seq(parent, args.at)
             overrides = fork_overrides(args, _policy_model(parent))
             plan = await fork_run(runtime.log, parent_id, at_seq=at_seq, overrides=overrides,
-                                  run_id=args.fork_run_id)
+                                  run_id=args.fork_run_id, catalog=_catalog(settings))
             print(plan.run_id, flush=True)
             print(f"apollo fork: {plan.run_id} continues {plan.parent_run_id} after its event {args.at} "
                   f"(seq {plan.fork_seq}; {len(plan.events)} events copied, {len(plan.frontier)} to route again)",
@@ -322,7 +339,6 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
                 await run_events(runtime, plan.run_id)
     finally:
         await runtime.close()
-    from engine.cli.solve import print_result
 
     result = outcome(records)
     print_result(result)
@@ -339,7 +355,6 @@ def event_seq(records: Sequence[Recorded], number: int) -> int:
 
 
 def _policy_model(records: list[Recorded]) -> str:
-    from events.run import RunStarted
 
     for record in records:
         if isinstance(record.event, RunStarted):
@@ -359,7 +374,6 @@ async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
         await runtime.close()
     diff = diff_runs(a, b)
     if args.html:
-        from replay.timeline_html import render_html
 
         page = render_html([a, b], title=f"{args.run_a} vs {args.run_b}")
         Path(args.html).write_text(page, encoding="utf-8")  # noqa: ASYNC240 - one file, after the reads

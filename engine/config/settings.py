@@ -12,7 +12,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 import yaml
@@ -21,62 +21,27 @@ from engine.config.merge import deep_merge
 from engine.config.reference import translate
 from engine.errors import ConfigError
 from handlers.episode.protocol import PROTOCOLS
+from handlers.run_settings import (
+    BranchSpec,
+    Count,
+    EpisodeSpec,
+    EvolveSpec,
+    ModelSpec,
+    Positive,
+    VerifierEpisodeSpec,
+)
 
 
-class ModelSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One model role's endpoint and sampling parameters."""
+class ModelSettings(ModelSpec, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One model role's endpoint and sampling parameters (the recorded ones are
+    :class:`handlers.run_settings.ModelSpec`'s), plus its key, which is never recorded."""
 
     model: str = "scripted:examples/scripted/demo.json"
-    base_url: str = "http://127.0.0.1:8000/v1"
     api_key: str = "EMPTY"
-    temperature: float = 0.7
-    top_p: float = 1.0
-    top_k: int = -1
-    max_tokens: int = 8192
-    timeout: float = 300.0
-    max_retries: int = 5
-    max_concurrency: int = 64
-    system_prompt: str | None = None
-    return_token_ids: bool = False
-    return_logprobs: bool = False
 
 
-class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How one reasoning episode runs."""
-
-    max_steps: int = 4
-    history_length: int = 4
-    enable_python_code: bool = True
-    enable_local_rag: bool = False
-    python_code_timeout: float = 30.0
-    protocol: str = "apollo"
-    """How episodes end and what is graded (docs/protocols.md): ``apollo`` (an invalid
-    reply gets an error and another turn), or the reference's test (``reference_test``)
-    or evolving (``reference_evolve``) environment, for numbers comparable with its own."""
-    grading: str | None = None
-    """Grader name (``math``, ``math_verify``, ``reference``, ``reference_evolve``, ``exact``,
-    ``choice`` or a plugin's); ``None``: the protocol's (``reference`` for reference_test,
-    ``reference_evolve`` for reference_evolve), else the domain's. Checked at start-up."""
-    force_answer: bool = True
-    """Use the answer-only prompt on the last step."""
-    rag_top_k: int = 3
-    rag_rewrite_query: bool = False
-    """Before a local_rag search, have the ``rag_rewriter`` model (default: the policy's
-    endpoint) turn the query into documentation terms; recorded as a model call."""
-    rag_summarize: bool = False
-    """After a local_rag search, have the ``rag_summarizer`` model condense the hits into
-    the observation; recorded as a model call. An empty or failed summary keeps the hits."""
-    domain: str = "math"
-    """Task domain: prompts, answer extraction and default grader (``math``, ``multiple_choice``, plugins)."""
-    tools: list[str] | None = None
-    """Tool tags offered to the policy; ``None``: the domain's tools (subject to the enable
-    flags) plus every plugin tool."""
-    reward: str = "default"
-    """Reward function of sealed trajectories (``handlers.rewards``; plugins add more)."""
-    invalid_turn_penalty: float = 0.0
-    """Subtracted from the default reward per invalid turn."""
-    min_reward: float = 0.0
-    """Floor of the default reward when penalties apply."""
+class EpisodeSettings(EpisodeSpec, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How one reasoning episode runs: :class:`handlers.run_settings.EpisodeSpec`, checked."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -84,66 +49,26 @@ class EpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
             raise ValueError(msg)
 
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
-Positive = Annotated[int, msgspec.Meta(ge=1)]
+class VerifierEpisodeSettings(VerifierEpisodeSpec, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How each verifier episode of the evolve workflow runs (:class:`handlers.run_settings.VerifierEpisodeSpec`)."""
 
 
-class VerifierEpisodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How each verifier episode of the evolve workflow runs (the reference's ``verifier_env``)."""
+class EvolveSettings(EvolveSpec, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The self-evolution workflow (see docs/evolve.md): what a run records
+    (:class:`handlers.run_settings.EvolveSpec`) plus the keys that steer ``apollo run``."""
 
-    max_steps: Positive = 4
-    history_length: Count = 4
-    enable_python_code: bool = True
-    enable_local_rag: bool = False
-    python_code_timeout: float = 30.0
-    memory_type: Literal["simple"] = "simple"
-    """Per-step history: the most recent ``history_length`` steps (the only kind offered)."""
-
-
-class EvolveSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """The self-evolution workflow (see docs/evolve.md)."""
-
-    rounds: Positive = 10
-    """Evolve rounds per problem (reference ``evolving_round``)."""
     test_times: Positive = 1
     """Passes over the dataset (reference ``run.test_times``); ``apollo run --samples`` wins."""
-    verifiers: Positive = 5
-    """Verifier episodes per round (reference ``verifier_env_num``)."""
-    scored_history_length: Count = 3
-    """Earlier attempts shown to the policy each round."""
-    solution_memory: Literal["ndimensional", "score", "simple", "search"] = "ndimensional"
-    """How earlier attempts are chosen from memory."""
-    retrieval: Literal["min_combined", "random"] = "min_combined"
-    """Strategy of the ndimensional memory."""
-    step_memory: Literal["simple"] = "simple"
-    """Per-step history of the policy (reference ``memory_type``); only ``simple``."""
-    enable_verify: bool = True
-    summarize: bool = True
-    aggregate: bool = True
-    """Merge the majority's reports with the aggregator model when there are several."""
-    format_retries: Count = 5
-    """Report-only retries per verifier whose reply has no valid report."""
-    tie: Literal["reject", "accept", "first"] = "reject"
-    """Verdict on an even split: 0, 1, or verifier 0's verdict."""
-    final_answer: Literal["best_vote", "last", "reference"] = "best_vote"
-    """The run's answer: ``best_vote`` (the round most verifiers approved, latest on a tie),
-    ``last`` (the last round), or ``reference`` (the reference's K-branch choice: each
-    branch's last round, the best by verdict, then by its rounds' ground-truth success)."""
     verifier_episode: VerifierEpisodeSettings = VerifierEpisodeSettings()
     default_verifier: ModelSettings | None = None
     """Verifier of branches that name none (reference ``default_verifier_cfg``)."""
-    branch_max_workers: Count = 0
-    """Branches running at once (0: all)."""
-    verifier_max_workers: Count = 0
-    """Verifier episodes of a round in flight at once (0: all); the others start as reports arrive."""
     problem_max_workers: Count = 0
     """Runs in flight in ``apollo run --workflow evolve`` when ``--concurrency`` is not given (0: its default)."""
 
 
-class BranchSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class BranchSettings(BranchSpec, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One branch of a multi-model evolve run."""
 
-    branch_id: str
     policy: ModelSettings = ModelSettings()
     verifier: ModelSettings | None = None
 

@@ -6,23 +6,26 @@ import asyncio
 import inspect
 from typing import Any
 
-from handlers.grading.registry import as_grade, get_grader
+from handlers.catalog import Catalog, builtin_catalog
+from handlers.grading.registry import as_grade
 from handlers.ports import Grade
 
 PLUGIN_GRADER_TIMEOUT = 10.0
 
 
 class RegistryGrader:
-    """:class:`handlers.ports.AnswerGrader` that routes ``mode`` to the registered grader."""
+    """:class:`handlers.ports.AnswerGrader` that routes ``mode`` to the catalog's grader
+    (the built-ins unless the composition root passes the plugins' catalog)."""
 
-    def __init__(self, pool: Any, *, timeout: float = PLUGIN_GRADER_TIMEOUT) -> None:
+    def __init__(self, pool: Any, *, timeout: float = PLUGIN_GRADER_TIMEOUT, catalog: Catalog | None = None) -> None:
         self.pool = pool
         self.timeout = timeout
+        self.catalog = catalog or builtin_catalog()
 
     async def grade(self, answer: str, ground_truth: str, mode: str,
                     metadata: dict[str, Any] | None = None) -> Grade:
         try:
-            spec = get_grader(mode)
+            spec = self.catalog.grader(mode)
         except LookupError as exc:
             return Grade(score=0.0, method=f"{mode}:unknown", detail=str(exc))
         if spec.pooled:

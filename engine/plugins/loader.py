@@ -42,28 +42,35 @@ class Candidate:
 
 
 def load_plugins(settings: Any, *, reload: bool = False) -> PluginSet:
-    """The built-ins plus every discovered plugin, loaded once per process and installed.
+    """The built-ins plus every discovered plugin, loaded once per process.
+
+    Handlers see them through ``load_plugins(settings).catalog()``, which the composition
+    root puts in their context; nothing process-wide changes.
 
     Raises:
         PluginError: a plugin failed to import, has a bad definition or clashes with
-            another; nothing of this load is installed then.
+            another; nothing of this load is kept then.
     """
     key = tuple(getattr(settings, "plugins", ()) or ())
     with _lock:
         if not reload and key in _cache:
             return _cache[key]
         plugins = build_plugin_set(discover(key))
-        plugins.install()
         _cache.clear()
         _cache[key] = plugins
         return plugins
 
 
 def forget() -> None:
-    """Drop the cache and uninstall plugin extensions (tests, ``apollo plugins``)."""
+    """Drop the cache: the next load discovers plugins again (tests, ``apollo plugins``)."""
     with _lock:
         _cache.clear()
-        PluginSet().install()
+
+
+def loaded() -> PluginSet | None:
+    """The set the last successful load kept, if any (a failed load keeps none of its own)."""
+    with _lock:
+        return next(iter(_cache.values()), None)
 
 
 def discover(import_paths: Iterable[str]) -> list[Candidate]:

@@ -7,10 +7,8 @@ from typing import Any
 
 from engine.plugins.errors import PluginError
 from engine.tools.spec import BUILTIN, RegisteredTool
-from handlers import domains as domain_registry
-from handlers import rewards as reward_registry
+from handlers.catalog import Catalog, builtin_catalog
 from handlers.domains.base import Domain
-from handlers.grading import registry as grader_registry
 from handlers.grading.registry import GraderSpec
 from handlers.rewards import RewardSpec
 
@@ -28,7 +26,7 @@ class Entry:
 
 @dataclass
 class PluginSet:
-    """The loaded extensions; :meth:`install` makes domains, graders and rewards visible to handlers."""
+    """The loaded extensions; :meth:`catalog` is what handlers and replay get from them."""
 
     tools: dict[str, RegisteredTool] = field(default_factory=dict)
     domains: dict[str, tuple[Domain, Entry]] = field(default_factory=dict)
@@ -36,6 +34,7 @@ class PluginSet:
     rewards: dict[str, tuple[RewardSpec, Entry]] = field(default_factory=dict)
     plugins: list[Entry] = field(default_factory=list)
     """One entry per loaded plugin (kind ``plugin``)."""
+    _catalog: Catalog | None = field(default=None, repr=False, compare=False)
 
     def add_tool(self, tool: RegisteredTool) -> None:
         if tool.name in self.tools:
@@ -43,21 +42,22 @@ class PluginSet:
             raise PluginError(tool.plugin, tool.source, f"duplicate tool tag {tool.name!r}: already registered "
                               f"by {_owner(owner.plugin, owner.source)}")
         self.tools[tool.name] = tool
+        self._catalog = None
 
     def add_domain(self, domain: Domain, entry: Entry) -> None:
-        self._unique(self.domains, "domain", domain.name, entry,
-                     builtin=domain.name in {d.name for d in domain_registry.builtin_domains()})
+        self._unique(self.domains, "domain", domain.name, entry, builtin=domain.name in builtin_catalog().domains)
         self.domains[domain.name] = (domain, entry)
+        self._catalog = None
 
     def add_grader(self, spec: GraderSpec, entry: Entry) -> None:
-        self._unique(self.graders, "grader", spec.name, entry,
-                     builtin=spec.name in {g.name for g in grader_registry.builtin_graders()})
+        self._unique(self.graders, "grader", spec.name, entry, builtin=spec.name in builtin_catalog().graders)
         self.graders[spec.name] = (spec, entry)
+        self._catalog = None
 
     def add_reward(self, spec: RewardSpec, entry: Entry) -> None:
-        self._unique(self.rewards, "reward", spec.name, entry,
-                     builtin=spec.name in {r.name for r in reward_registry.builtin_rewards()})
+        self._unique(self.rewards, "reward", spec.name, entry, builtin=spec.name in builtin_catalog().rewards)
         self.rewards[spec.name] = (spec, entry)
+        self._catalog = None
 
     @staticmethod
     def _unique(table: dict[str, tuple[Any, Entry]], kind: str, name: str, entry: Entry, *, builtin: bool) -> None:
@@ -70,7 +70,7 @@ class PluginSet:
 
     def check(self) -> None:
         """Cross-references: a plugin domain's grader and default tools must exist."""
-        graders = set(grader_registry.grader_names()) | set(self.graders)
+        graders = set(builtin_catalog().graders) | set(self.graders)
         for domain, entry in self.domains.values():
             if domain.grader not in graders:
                 raise PluginError(entry.plugin, entry.source, f"domain {domain.name!r} names grader "
@@ -80,11 +80,17 @@ class PluginSet:
                 raise PluginError(entry.plugin, entry.source, f"domain {domain.name!r} offers unknown "
                                   f"tool(s) {', '.join(missing)}")
 
-    def install(self) -> None:
-        """Make plugin domains, graders and rewards the ones handlers see (replacing earlier ones)."""
-        domain_registry.install_plugins(d for d, _ in self.domains.values())
-        grader_registry.install_plugins(g for g, _ in self.graders.values())
-        reward_registry.install_plugins(r for r, _ in self.rewards.values())
+    def catalog(self) -> Catalog:
+        """The built-ins plus these plugins' domains, graders, rewards and tools (built once)."""
+        if self._catalog is None:
+            origins = {kind: {name: _owner(entry.plugin, entry.source) for name, (_, entry) in table.items()}
+                       for kind, table in (("domain", self.domains), ("grader", self.graders),
+                                           ("reward", self.rewards))}
+            self._catalog = builtin_catalog().extended(
+                domains=[d for d, _ in self.domains.values()], graders=[g for g, _ in self.graders.values()],
+                rewards=[r for r, _ in self.rewards.values()],
+                tools={name: tool.usage for name, tool in self.tools.items()}, origins=origins)
+        return self._catalog
 
     def tool_runners(self, settings: Any) -> dict[str, Any]:
         """A fresh runner per tool (each process builds its own)."""
@@ -99,13 +105,14 @@ class PluginSet:
         rows = [Entry("tool", t.name, t.plugin, t.source, f"args: {t.args}; "
                       + (f"timeout {t.timeout:g}s; " if t.timeout else "") + t.description)
                 for t in self.tools.values()]
+        builtins = builtin_catalog()
         rows += [Entry("domain", d.name, BUILTIN, BUILTIN, f"grader {d.grader}; {d.description}")
-                 for d in domain_registry.builtin_domains()]
+                 for d in builtins.domains.values()]
         rows += [Entry("domain", d.name, e.plugin, e.source, f"grader {d.grader}; {d.description}")
                  for d, e in self.domains.values()]
-        rows += [Entry("grader", g.name, BUILTIN, BUILTIN, g.description) for g in grader_registry.builtin_graders()]
+        rows += [Entry("grader", g.name, BUILTIN, BUILTIN, g.description) for g in builtins.graders.values()]
         rows += [Entry("grader", g.name, e.plugin, e.source, g.description) for g, e in self.graders.values()]
-        rows += [Entry("reward", r.name, BUILTIN, BUILTIN, r.description) for r in reward_registry.builtin_rewards()]
+        rows += [Entry("reward", r.name, BUILTIN, BUILTIN, r.description) for r in builtins.rewards.values()]
         rows += [Entry("reward", r.name, e.plugin, e.source, r.description) for r, e in self.rewards.values()]
         return rows
 

@@ -3,18 +3,17 @@
 Deciders never read live registries for tools: the enabled tool tags
 (``episode.tools``), their usage text (``tool_usage``), the domain
 (``episode.domain``), the grader (``episode.grading``) and the reward
-(``episode.reward``) are fixed here, once, when the run starts.
+(``episode.reward``) are fixed here, once, when the run starts, and each plugin
+domain, grader or reward chosen is recorded with its plugin (``extensions``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engine.plugins.registry import PluginSet
-from handlers.domains import get_domain
 from handlers.episode.protocol import implied_grader
-from handlers.grading.registry import get_grader
-from handlers.rewards import get_reward
 
 LEGACY_FLAGS = {"python_code": "enable_python_code", "local_rag": "enable_local_rag"}
 _FLAG_DEFAULTS = {"enable_python_code": True, "enable_local_rag": False}
@@ -27,8 +26,9 @@ def resolve_run_settings(run: dict[str, Any], plugins: PluginSet) -> dict[str, A
         ValueError: an unknown domain, tool, grader or reward (the message names the key).
     """
     episode = dict(run.get("episode", {}))
+    catalog = plugins.catalog()
     try:
-        domain = get_domain(episode.get("domain"))
+        domain = catalog.domain(episode.get("domain"))
     except LookupError as exc:
         raise ValueError(f"episode.domain: {exc}") from exc
     tools = episode.get("tools")
@@ -43,13 +43,28 @@ def resolve_run_settings(run: dict[str, Any], plugins: PluginSet) -> dict[str, A
     episode["tools"] = list(dict.fromkeys(tools))
     # An explicit grader wins; else the protocol's (the reference's own), else the domain's.
     episode["grading"] = episode.get("grading") or implied_grader(episode.get("protocol")) or domain.grader
-    for key, lookup in (("grading", get_grader), ("reward", get_reward)):
+    for key, lookup in (("grading", catalog.grader), ("reward", catalog.reward)):
         try:
             lookup(episode[key]) if episode.get(key) else None
         except LookupError as exc:
             raise ValueError(f"episode.{key}: {exc}") from exc
-    return {**run, "episode": episode,
-            "tool_usage": {tag: plugins.tools[tag].usage for tag in episode["tools"]}}
+    resolved = {**run, "episode": episode, "tool_usage": {tag: catalog.tools[tag] for tag in episode["tools"]}}
+    extensions = _plugin_choices(episode, catalog.origins)
+    if extensions:  # a run of built-ins alone records what it always did
+        resolved["extensions"] = extensions
+    return resolved
+
+
+def _plugin_choices(episode: dict[str, Any], origins: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """``{kind: {name: plugin}}`` for the plugin domain, grader and reward the run uses, so a
+    replay without that plugin can say which one it lacks."""
+    chosen = {"domain": episode.get("domain"), "grader": episode.get("grading"), "reward": episode.get("reward")}
+    found: dict[str, dict[str, str]] = {}
+    for kind, name in chosen.items():
+        plugin = origins.get(kind, {}).get(name) if isinstance(name, str) else None
+        if plugin is not None:
+            found[kind] = {name: plugin}
+    return found
 
 
 def default_tools(domain_tools: tuple[str, ...], episode: dict[str, Any], plugins: PluginSet) -> list[str]:

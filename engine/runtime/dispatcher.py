@@ -22,6 +22,7 @@ import structlog
 
 from engine.errors import EngineError, RunMovedOn
 from engine.eventlog.port import Delivery, EventLog, WorkQueue
+from engine.nats.jetstream import MISSING_PAYLOAD
 from engine.runtime.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
@@ -79,6 +80,7 @@ class Dispatcher:
         self.observer = observer
         self.routes = list(routes)
         self.services = services
+        self._decider_services = services.for_deciders()  # the catalog, no ports
         self.settings = settings or DispatcherSettings()
         self.histories = RunHistories(event_log)
         self._by_type: dict[type[Event], list[Route]] = {}
@@ -248,7 +250,7 @@ class Dispatcher:
             event=event,
             handler=route.name,
             history=read.history,
-            services=self.services if route.kind == "effect" else Services(),
+            services=self.services if route.kind == "effect" else self._decider_services,
             wall_clock=route.kind == "effect",
         )
         structlog.contextvars.bind_contextvars(handler=route.name)
@@ -289,7 +291,8 @@ class Dispatcher:
                 settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
                 if len(self._decided_ahead) > DECIDED_AHEAD_KEPT:  # their deliveries went to other workers
                     del self._decided_ahead[next(iter(self._decided_ahead))]
-                ctx = HandlerContext(event=event, handler=route.name, history=read.history, services=Services())
+                ctx = HandlerContext(event=event, handler=route.name, history=read.history,
+                                     services=self._decider_services)
                 try:
                     outputs = await route.handler(event, ctx)
                     more = await self._publish(
@@ -472,7 +475,6 @@ def _infrastructure(exc: BaseException) -> bool:
     """Errors of the bus or the network rather than of the handler's logic."""
     import nats.errors
 
-    from engine.nats.jetstream import MISSING_PAYLOAD
 
     if isinstance(exc, MISSING_PAYLOAD):
         return False  # an offloaded body that is gone stays gone: retrying cannot help

@@ -9,20 +9,10 @@ from handlers.domains.choice import (
     normalise_choice,
 )
 from handlers.domains.informal_math import MATH, extract_math_answer
-from handlers.domains.registry import (
-    DEFAULT_DOMAIN,
-    builtin_domains,
-    domain_names,
-    domain_of,
-    get_domain,
-    install_plugins,
-    register_builtin,
-)
-
-register_builtin(MATH)
-register_builtin(MULTIPLE_CHOICE)
+from handlers.domains.registry import BUILTIN_DOMAINS, DEFAULT_DOMAIN, builtin_domains, domain_names, get_domain
 
 __all__ = [
+    "BUILTIN_DOMAINS",
     "DEFAULT_DOMAIN",
     "MATH",
     "MULTIPLE_CHOICE",
@@ -30,13 +20,10 @@ __all__ = [
     "Extractor",
     "builtin_domains",
     "domain_names",
-    "domain_of",
     "extract_choice",
     "extract_math_answer",
     "format_choices",
     "get_domain",
     "grade_choice",
-    "install_plugins",
     "normalise_choice",
-    "register_builtin",
 ]

@@ -1,8 +1,8 @@
 """What a task domain is: the prompts, actions, answer extraction and grader of one kind of task.
 
 A domain is data plus one pure function, so deciders can look it up by the name a run
-recorded and stay replayable. Domains live in a process-wide registry: the built-in
-ones are there from import, plugin domains are installed by the engine at start-up.
+recorded and stay replayable. Deciders find it in the catalog their context carries
+(:mod:`handlers.catalog`): the built-in domains plus the plugins the engine loaded.
 """
 
 from __future__ import annotations

@@ -1,44 +1,37 @@
-"""The process-wide domain registry: built-ins from import, plugins installed by the engine."""
+"""The built-in domains. Plugin domains join them in a run's catalog (``handlers.catalog``),
+never here: deciders get their domain from the context, not from this module."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import Final
 
 from handlers.domains.base import Domain
-from handlers.named import NamedRegistry
+from handlers.domains.choice import MULTIPLE_CHOICE
+from handlers.domains.informal_math import MATH
+from handlers.named import index
 
-DEFAULT_DOMAIN = "math"
-
-_registry: NamedRegistry[Domain] = NamedRegistry("domain")
-
-
-def register_builtin(domain: Domain) -> None:
-    _registry.add_builtin(domain)
-
-
-def install_plugins(domains: Iterable[Domain]) -> None:
-    """Replace every plugin domain with ``domains`` (the engine does this once per load)."""
-    _registry.install_plugins(domains)
+DEFAULT_DOMAIN: Final = "math"
+BUILTIN_DOMAINS: Final[tuple[Domain, ...]] = (MATH, MULTIPLE_CHOICE)
+_BUILTIN = index("domain", BUILTIN_DOMAINS)
 
 
 def get_domain(name: str | None) -> Domain:
-    """The domain a run recorded (``None``: the default).
+    """The built-in domain called ``name`` (``None``: the default).
 
     Raises:
-        LookupError: no such domain is registered in this process (a plugin not loaded).
+        LookupError: no built-in domain has that name (plugin domains are in the catalog).
     """
-    return _registry.get(name or DEFAULT_DOMAIN)
-
-
-def domain_of(settings: dict[str, Any]) -> Domain:
-    """The domain of a run from its recorded settings."""
-    return get_domain(settings.get("episode", {}).get("domain"))
+    found = _BUILTIN.get(name or DEFAULT_DOMAIN)
+    if found is None:
+        msg = f"unknown domain {name!r} (built in: {', '.join(domain_names())})"
+        raise LookupError(msg)
+    return found
 
 
 def domain_names() -> list[str]:
-    return _registry.names()
+    """Names of the built-in domains."""
+    return sorted(_BUILTIN)
 
 
 def builtin_domains() -> list[Domain]:
-    return _registry.builtins()
+    return list(BUILTIN_DOMAINS)

@@ -14,7 +14,6 @@ from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
-from handlers.domains import domain_of
 from handlers.episode.protocol import (
     APOLLO,
     WHOLE_TEXT_GRADERS,
@@ -24,10 +23,10 @@ from handlers.episode.protocol import (
     protocol_of,
     stepped_text,
 )
-from handlers.evolve.plan import branch_settings, tool_settings_for
 from handlers.grading.reference import extracted_answer
 from handlers.ports import ModelError, ToolError
 from handlers.projections.episode import EpisodeState, episode_state
+from handlers.run_settings import branch_settings, tool_settings_for
 
 RESULT = "result"
 
@@ -79,7 +78,7 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
     """
     if event.role != "policy":
         return []
-    if protocol_of(ctx.settings()) == APOLLO:
+    if protocol_of(ctx.run_settings()) == APOLLO:
         if event.kind != "answer" or not event.valid:
             return []
         return [await _grade_answer_block(ctx, event, episode_state(ctx.history, event.episode))]
@@ -93,7 +92,7 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
 async def _grade_answer_block(ctx: HandlerContext, event: ActionParsed, state: EpisodeState) -> AnswerGraded:
     problem = state.problem
     truth = problem.ground_truth if problem else None
-    mode = str(state.settings.get("episode", {}).get("grading") or "math_verify")
+    mode = state.run.episode.grading or "math_verify"
     common = {"step": event.step, "answer": event.final_answer, "role": event.role,
               "branch": event.branch, "episode": event.episode, "ground_truth": truth}
     if truth is None:
@@ -118,14 +117,13 @@ async def _grade_reference_ending(
     the last reply's final answer for any other grader the run names."""
     problem = state.problem
     truth = problem.ground_truth if problem else None
-    protocol = protocol_of(state.settings)
-    mode = str(state.settings.get("episode", {}).get("grading") or implied_grader(protocol))
+    mode = str(state.run.episode.grading or implied_grader(protocol_of(state.run)))
     last = state.last()
     whole_text = mode in WHOLE_TEXT_GRADERS
     if whole_text:
         text: str | None = graded_text(state)
     else:
-        text = domain_of(state.settings).extract(stepped_text(last), None) if last else None
+        text = ctx.catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
     common = {"step": last.step if last else event.step, "role": event.role, "branch": event.branch,
               "episode": event.episode, "ground_truth": truth, "done_reason": done_reason}
     if truth is None:

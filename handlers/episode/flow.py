@@ -25,9 +25,8 @@ from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import RunCompleted, RunStarted
 from events.tool import ActionParsed, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
-from handlers.domains import domain_of
-from handlers.episode.model_choice import policy_model, sampling_params
-from handlers.episode.parsing import ParsedAction, parse_action
+from handlers.episode.model_choice import sampling_params
+from handlers.episode.parsing import DEFAULT_TOOL_TAGS, ParsedAction, parse_action
 from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_prompt
 from handlers.episode.protocol import (
     ANSWER_REASK,
@@ -40,7 +39,6 @@ from handlers.episode.protocol import (
     call_purpose,
     env_tool_calls,
     has_answer_tags,
-    max_steps_of,
     next_move,
     protocol_of,
     single_turn,
@@ -49,6 +47,7 @@ from handlers.episode.retrieval import is_summary_result, summary_request, tool_
 from handlers.projections.episode import EpisodeState, episode_state, step_record
 from handlers.projections.episode import evolve as fold_event
 from handlers.rewards import compute_reward
+from handlers.run_settings import ModelSpec, RunSettings
 
 MAIN = "main"
 
@@ -68,8 +67,8 @@ async def take_action(event: ModelResponded, ctx: HandlerContext) -> Sequence[Ev
     state = episode_state(ctx.history)
     if state.ended is not None or state.graded is not None:
         return []
-    action = parse_reply(ctx, event, tools=enabled_tools(state.settings))
-    max_steps = int(state.settings.get("episode", {}).get("max_steps", 4))
+    action = parse_reply(ctx, event, tools=enabled_tools(state.run))
+    max_steps = state.run.episode.max_steps
     return [action, *after_action(
         ctx, state, action, event, max_steps=max_steps,
         next_step=lambda after, step: request_policy_step(ctx, after, step=step),
@@ -87,7 +86,7 @@ def parse_reply(
     projects reports too and steps the reference's fallback answer after the last
     force-answer ask failed.
     """
-    settings = ctx.settings()
+    settings = ctx.run_settings()
     protocol = protocol_of(settings) if event.role == "policy" else APOLLO
     text = event.text
     if protocol == REFERENCE_EVOLVE:
@@ -102,7 +101,7 @@ def parse_reply(
         # ``tool`` names the call that runs: none on the last step or for an answer ask.
         parsed = msgspec.structs.replace(parsed, tool=None, tool_input=None)
     valid_answer = parsed.kind == "answer" and parsed.valid
-    final = domain_of(settings).extract(text, parsed.answer) if valid_answer else None
+    final = ctx.catalog.domain_of(settings).extract(text, parsed.answer) if valid_answer else None
     return ctx.new(
         ActionParsed, "action",
         call_id=event.call_id, role=event.role, step=event.step, kind=parsed.kind,
@@ -122,7 +121,7 @@ def after_action(
     next_step: Callable[[EpisodeState, int], Event],
 ) -> list[Event]:
     """What follows a policy action: nothing (grading answers it), a tool call, or the next step."""
-    if protocol_of(state.settings) != APOLLO:
+    if protocol_of(state.run) != APOLLO:
         return _reference_after_action(ctx, state, action, next_step)
     where = {"episode": reply.episode, "branch": reply.branch}
     if not reply.text.strip():
@@ -157,7 +156,7 @@ def _reference_after_action(
     return [next_step(after, move.step)]
 
 
-def _stepped_reply(ctx: HandlerContext, event: ModelResponded, settings: dict[str, Any]) -> str:
+def _stepped_reply(ctx: HandlerContext, event: ModelResponded, settings: RunSettings) -> str:
     """The reply, or the reference's fallback answer once the last force-answer ask failed."""
     if event.purpose != ANSWER_REASK or has_answer_tags(event.text):
         return event.text
@@ -167,8 +166,8 @@ def _stepped_reply(ctx: HandlerContext, event: ModelResponded, settings: dict[st
     return event.text
 
 
-def _tool_may_run(event: ModelResponded, settings: dict[str, Any]) -> bool:
-    return event.step < max_steps_of(settings) and event.purpose not in (ANSWER_REASK, ANSWER_RETRY)
+def _tool_may_run(event: ModelResponded, settings: RunSettings) -> bool:
+    return event.step < settings.episode.max_steps and event.purpose not in (ANSWER_REASK, ANSWER_RETRY)
 
 
 def _single_turn_answer(text: str, parsed: ParsedAction) -> ParsedAction:
@@ -228,7 +227,7 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
     problem = state.problem
     if problem is None or state.ended is not None:
         return []
-    reward = compute_reward(state.settings, score=event.score, invalid_turns=state.invalid_turns,
+    reward = compute_reward(state.settings, ctx.catalog, score=event.score, invalid_turns=state.invalid_turns,
                             steps=state.step, done_reason=event.done_reason)
     ended = ctx.new(
         EpisodeEnded, "ended",
@@ -261,42 +260,42 @@ def request_policy_step(
     *,
     step: int,
     branch: str | None = None,
-    model: dict[str, Any] | None = None,
+    model: ModelSpec | None = None,
     previous_solutions: str | None = None,
 ) -> ModelCallRequested:
     """Render the policy prompt for ``step`` of ``state``'s episode from the episode so far."""
-    settings = state.settings
-    episode = settings.get("episode", {})
-    model = policy_model(settings) if model is None else model
+    settings = state.run
+    model = settings.model_for("policy") if model is None else model
     purpose = call_purpose(state, step)
     question = state.problem.question if state.problem else ""
     plain = purpose == "act" and not previous_solutions and protocol_of(settings) != REFERENCE_EVOLVE
     if single_turn(settings) and plain:
-        messages = single_turn_prompt(question, settings, model.get("system_prompt"))
+        messages = single_turn_prompt(ctx, question, settings, model.system_prompt)
     else:
         messages = render_policy_prompt(
             question,
             tools=() if single_turn(settings) else enabled_tools(settings),
             history=[HistoryStep(action=s.response or "", observation=s.observation or "")
                      for s in state.steps if s.step < step],
-            history_length=int(episode.get("history_length", 4)),
+            history_length=settings.episode.history_length,
             previous_solutions=previous_solutions,
             force_answer=purpose != "act",
-            system_prompt=model.get("system_prompt"),
-            **domain_prompt(settings),
+            system_prompt=model.system_prompt,
+            **domain_prompt(ctx, settings),
         )
     return ctx.new(
         ModelCallRequested, f"model-call-{step}",
         call_id=ctx.new_id(f"call-{step}"), role="policy", step=step, messages=list(messages),
-        model=str(model.get("model", "")), params=sampling_params(model),
+        model=model.model, params=sampling_params(model),
         purpose=purpose, branch=branch, episode=state.episode,
     )
 
 
-def single_turn_prompt(question: str, settings: dict[str, Any], system_prompt: str | None) -> list[Any]:
+def single_turn_prompt(ctx: HandlerContext, question: str, settings: RunSettings,
+                       system_prompt: str | None) -> list[Any]:
     """The one-step prompt: no tools, no action tags (a domain with its own answer format
     keeps its answer-only prompt, since the plain one asks for a boxed LaTeX answer)."""
-    parts = domain_prompt(settings)
+    parts = domain_prompt(ctx, settings)
     if parts["answer_usage"] is None:
         return render_plain_prompt(question, system_prompt=system_prompt)
     return render_policy_prompt(question, tools=(), system_prompt=system_prompt, **parts)
@@ -322,30 +321,28 @@ def trajectory_turns(state: EpisodeState) -> list[Turn]:
     ]
 
 
-def enabled_tools(settings: dict[str, Any]) -> list[str]:
+def enabled_tools(settings: RunSettings) -> list[str]:
     """The tool tags a run offers: the list recorded at its start (older runs: the flags)."""
-    episode = settings.get("episode", {})
-    if isinstance(episode.get("tools"), list):
-        return [str(tag) for tag in episode["tools"]]
+    episode = settings.episode
+    if episode.tools is not None:
+        return list(episode.tools)
     tools = []
-    if episode.get("enable_python_code", True):
+    if episode.enable_python_code:
         tools.append("python_code")
-    if episode.get("enable_local_rag", False):
+    if episode.enable_local_rag:
         tools.append("local_rag")
-    tools.extend(t for t in episode.get("extra_tools", []) if t not in tools)
     return tools
 
 
-def domain_prompt(settings: dict[str, Any]) -> dict[str, Any]:
+def domain_prompt(ctx: HandlerContext, settings: RunSettings) -> dict[str, Any]:
     """Prompt parts a run recorded or its domain defines: tool usage, intro, answer usage."""
-    domain = domain_of(settings)
-    return {"tool_usage": dict(settings.get("tool_usage", {})), "intro": domain.intro,
+    domain = ctx.catalog.domain_of(settings)
+    return {"tool_usage": dict(settings.tool_usage), "intro": domain.intro,
             "answer_usage": domain.answer_usage}
 
 
 def _recognised(enabled: list[str]) -> tuple[str, ...]:
     """Enabled tools first, then the other tags the protocol knows (so misuse is caught)."""
-    from handlers.episode.parsing import DEFAULT_TOOL_TAGS
 
     return tuple(dict.fromkeys([*enabled, *DEFAULT_TOOL_TAGS]))
 

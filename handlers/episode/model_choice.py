@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from events.model import SamplingParams
+from handlers.run_settings import ModelSpec
 
 
-def model_settings(settings: dict[str, Any], role: str) -> dict[str, Any]:
-    """The recorded settings of ``role``'s model: its own section over the policy's."""
-    models = settings.get("models", {})
-    merged = dict(models.get("policy", {}))
-    if role != "policy":
-        merged.update(models.get(role, {}))
-    return merged
-
-
-def policy_model(settings: dict[str, Any]) -> dict[str, Any]:
-    return dict(settings.get("models", {}).get("policy", {}))
-
-
-def sampling_params(model: dict[str, Any]) -> SamplingParams:
-    return SamplingParams(
-        temperature=float(model.get("temperature", 0.7)),
-        top_p=float(model.get("top_p", 1.0)),
-        top_k=int(model.get("top_k", -1)),
-        max_tokens=int(model.get("max_tokens", 8192)),
-    )
+def sampling_params(model: ModelSpec) -> SamplingParams:
+    return SamplingParams(temperature=model.temperature, top_p=model.top_p, top_k=model.top_k,
+                          max_tokens=model.max_tokens)

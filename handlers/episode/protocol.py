@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 if TYPE_CHECKING:
     from handlers.projections.episode import EpisodeState, StepRecord
+    from handlers.run_settings import RunSettings
 
 ProtocolName = Literal["apollo", "reference_test", "reference_evolve"]
 PROTOCOLS: Final[tuple[str, ...]] = get_args(ProtocolName)
@@ -72,9 +73,9 @@ class Move:
     tool_input: str = ""
 
 
-def protocol_of(settings: Mapping[str, Any]) -> str:
+def protocol_of(run: RunSettings) -> str:
     """The run's protocol (``apollo`` when it recorded none)."""
-    return str(settings.get("episode", {}).get("protocol") or APOLLO)
+    return run.episode.protocol or APOLLO
 
 
 def implied_grader(protocol: str | None) -> str | None:
@@ -82,19 +83,14 @@ def implied_grader(protocol: str | None) -> str | None:
     return _IMPLIED_GRADERS.get(protocol or APOLLO)
 
 
-def max_steps_of(settings: Mapping[str, Any]) -> int:
-    return int(settings.get("episode", {}).get("max_steps", 4))
-
-
-def single_turn(settings: Mapping[str, Any]) -> bool:
+def single_turn(run: RunSettings) -> bool:
     """A one-step episode: one prompt without tools, the reply is the answer."""
-    return max_steps_of(settings) == 1
+    return run.episode.max_steps == 1
 
 
-def answer_tries(settings: Mapping[str, Any]) -> int:
+def answer_tries(run: RunSettings) -> int:
     """Force-answer asks per episode end (only the evolving protocol re-asks)."""
-    episode = settings.get("episode", {})
-    if protocol_of(settings) != REFERENCE_EVOLVE or not episode.get("force_answer", True):
+    if protocol_of(run) != REFERENCE_EVOLVE or not run.episode.force_answer:
         return 0
     return ANSWER_TRIES
 
@@ -138,7 +134,7 @@ def next_move(state: EpisodeState) -> Move | None:
     last = state.last()
     if last is None or last.response is None or last.action is None:
         return None
-    settings = state.settings
+    settings = state.run
     tries = answer_tries(settings)
     if state.retries:
         newest = state.retries[-1]
@@ -153,10 +149,10 @@ def next_move(state: EpisodeState) -> Move | None:
     return move
 
 
-def _step_move(last: StepRecord, settings: Mapping[str, Any]) -> Move:
+def _step_move(last: StepRecord, settings: RunSettings) -> Move:
     if protocol_of(settings) == REFERENCE_TEST:
-        return _test_env_move(last, max_steps_of(settings))
-    return _evolve_env_move(last, max_steps_of(settings), answer_tries(settings))
+        return _test_env_move(last, settings.episode.max_steps)
+    return _evolve_env_move(last, settings.episode.max_steps, answer_tries(settings))
 
 
 def _test_env_move(last: StepRecord, max_steps: int) -> Move:
@@ -195,7 +191,7 @@ def _evolve_env_move(last: StepRecord, max_steps: int, tries: int) -> Move:
 def graded_text(state: EpisodeState) -> str:
     """The reference's reward text: every stepped reply, once more per tool it ran."""
     steps = sorted((s for s in state.steps if s.response is not None), key=lambda s: s.step)
-    test_env = protocol_of(state.settings) == REFERENCE_TEST
+    test_env = protocol_of(state.run) == REFERENCE_TEST
     parts = []
     for index, record in enumerate(steps):
         text = stepped_text(record)
@@ -213,11 +209,11 @@ def _tools_run(record: StepRecord, text: str, *, test_env: bool) -> int:
 
 def call_purpose(state: EpisodeState, step: int) -> str:
     """Why the policy is asked for ``step`` now (decides the prompt)."""
-    settings = state.settings
+    settings = state.run
     protocol = protocol_of(settings)
-    max_steps = max_steps_of(settings)
+    max_steps = settings.episode.max_steps
     if protocol == APOLLO:
-        force = bool(settings.get("episode", {}).get("force_answer", True))
+        force = settings.episode.force_answer
         return "force_answer" if force and step >= max_steps > 1 else "act"
     if protocol == REFERENCE_TEST:
         return "act"

@@ -23,11 +23,11 @@ from events.base import Event
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolReturned
 from handlers.context import HandlerContext
-from handlers.episode.model_choice import model_settings, sampling_params
+from handlers.episode.model_choice import sampling_params
 from handlers.episode.rag_prompts import clean_rewrite, rewrite_messages, summary_messages
-from handlers.evolve.plan import branch_settings
 from handlers.projections.episode import EpisodeState, episode_state, step_record
 from handlers.roles import RAG_REWRITER, RAG_SUMMARIZER
+from handlers.run_settings import helper_model
 
 LOCAL_RAG = "local_rag"
 
@@ -35,7 +35,7 @@ LOCAL_RAG = "local_rag"
 def tool_or_rewrite(ctx: HandlerContext, state: EpisodeState, action: ActionParsed) -> Event:
     """What a valid tool action asks for: the tool call, or first a rewrite of its query."""
     request = rag_request(action.tool_input or "") if action.tool == LOCAL_RAG else None
-    if request is None or not _option(state, "rag_rewrite_query"):
+    if request is None or not state.run.episode.rag_rewrite_query:
         return tool_request(ctx, action, action.tool_input or "")
     library, query = request
     return _helper_call(
@@ -63,7 +63,7 @@ async def search_after_rewrite(event: ModelResponded | ModelCallFailed, ctx: Han
 
 def summary_request(ctx: HandlerContext, state: EpisodeState, result: ToolReturned) -> ModelCallRequested | None:
     """The summary call a successful local_rag result needs, or None when it goes straight on."""
-    if result.tool != LOCAL_RAG or result.score <= 0 or not _option(state, "rag_summarize"):
+    if result.tool != LOCAL_RAG or result.score <= 0 or not state.run.episode.rag_summarize:
         return None
     record = step_record(state, result.step)
     hits = _result_text(result.result)
@@ -110,17 +110,13 @@ def _helper_call(
     messages: list[Any],
 ) -> ModelCallRequested:
     # A branch's helper calls use its models, as its policy calls do.
-    model = model_settings(branch_settings(state.settings, action.branch), role)
+    model = helper_model(state.settings, role, action.branch)
     return ctx.new(
         ModelCallRequested, f"{purpose}-{action.step}",
         call_id=ctx.new_id(f"{purpose}-{action.step}"), role=role, step=action.step, messages=messages,
-        model=str(model.get("model", "")), params=sampling_params(model), purpose=purpose,
+        model=model.model, params=sampling_params(model), purpose=purpose,
         branch=action.branch, episode=action.episode,
     )
-
-
-def _option(state: EpisodeState, name: str) -> bool:
-    return bool(state.settings.get("episode", {}).get(name, False))
 
 
 def _result_text(result_json: str) -> str:

@@ -28,7 +28,7 @@ from handlers.episode.prompts import (
     format_previous_solutions,
     render_summarizer_prompt,
 )
-from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
 from handlers.evolve.verdict import complete_round
 from handlers.evolve.verification import request_verifiers
 from handlers.evolve.view import round_view, trajectory_text
@@ -86,8 +86,8 @@ async def take_policy_action(event: ModelResponded, ctx: HandlerContext) -> Sequ
     started = round_view(ctx.history, event.branch, ref.round).started
     if state.ended is not None or state.graded is not None or started is None:
         return []
-    action = parse_reply(ctx, event, tools=enabled_tools(state.settings))
-    max_steps = int(state.settings.get("episode", {}).get("max_steps", 4))
+    action = parse_reply(ctx, event, tools=enabled_tools(state.run))
+    max_steps = state.run.episode.max_steps
     return [
         action,
         *after_action(
@@ -147,10 +147,8 @@ async def finish_policy(event: AnswerGraded, ctx: HandlerContext) -> Sequence[Ev
 def _summarizer_call(
     ctx: HandlerContext, state: EpisodeState, branch: str | None, round_: int
 ) -> ModelCallRequested:
-    model = models_for(state.settings, branch)["summarizer"]
-    messages = render_summarizer_prompt(
-        trajectory_text(state), system_prompt=model.get("system_prompt")
-    )
+    model = state.run.role_models(branch)["summarizer"]
+    messages = render_summarizer_prompt(trajectory_text(state), system_prompt=model.system_prompt)
     return ctx.new(
         ModelCallRequested,
         "summarize",
@@ -158,7 +156,7 @@ def _summarizer_call(
         role="summarizer",
         step=1,
         messages=messages,
-        model=str(model.get("model", "")),
+        model=model.model,
         params=sampling_params(model),
         purpose="summarize",
         branch=branch,
@@ -174,7 +172,7 @@ def _policy_step(
         state,
         step=step,
         branch=started.branch,
-        model=models_for(state.settings, started.branch)["policy"],
+        model=state.run.role_models(started.branch)["policy"],
         previous_solutions=started.previous_solutions or None,
     )
 

@@ -27,7 +27,7 @@ from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from handlers.context import HandlerContext
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import render_aggregation_prompt
-from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
 from handlers.evolve.sealing import seal_round
 from handlers.evolve.verification import brief_of, judgment_of
 from handlers.evolve.view import RoundView, round_view
@@ -175,15 +175,14 @@ def _solution_fallback(view: RoundView) -> str:
 def _aggregation_call(
     ctx: HandlerContext, view: RoundView, decided: int, reports: list[str]
 ) -> ModelCallRequested:
-    settings = ctx.settings()
-    model = models_for(settings, view.branch)["aggregator"]
+    model = ctx.run_settings().role_models(view.branch)["aggregator"]
     question = view.problem.question if view.problem else ""
     messages = render_aggregation_prompt(
         question,
         brief_of(ctx, view.branch, view.round),
         majority_judgment=decided,
         reports=reports,
-        system_prompt=model.get("system_prompt"),
+        system_prompt=model.system_prompt,
     )
     return ctx.new(
         ModelCallRequested,
@@ -192,7 +191,7 @@ def _aggregation_call(
         role="aggregator",
         step=1,
         messages=messages,
-        model=str(model.get("model", "")),
+        model=model.model,
         params=sampling_params(model),
         purpose="aggregate",
         branch=view.branch,

@@ -26,7 +26,7 @@ from handlers.episode.flow import parse_reply
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
 from handlers.episode.retrieval import tool_or_rewrite
-from handlers.evolve.plan import Plan, episode_id, models_for, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
 from handlers.evolve.view import round_view, trajectory_text
 from handlers.grading.extraction import last_boxed
 from handlers.projections.episode import EpisodeState, episode_state
@@ -103,7 +103,7 @@ def verifier_step(
 ) -> ModelCallRequested:
     """Render verifier ``index``'s prompt for ``step`` (report only on the last step and on retries)."""
     settings = plan.verifier_episode
-    model = models_for(state.settings, branch)["verifier"]
+    model = state.run.role_models(branch)["verifier"]
     force = purpose == RETRY or step >= settings.max_steps
     question = state.problem.question if state.problem else ""
     messages = render_verifier_prompt(
@@ -116,7 +116,7 @@ def verifier_step(
         ],
         history_length=settings.history_length,
         force_report=force,
-        system_prompt=model.get("system_prompt"),
+        system_prompt=model.system_prompt,
     )
     label = f"verifier-{index}-call-{step}"
     return ctx.new(
@@ -126,7 +126,7 @@ def verifier_step(
         role="verifier",
         step=step,
         messages=messages,
-        model=str(model.get("model", "")),
+        model=model.model,
         params=sampling_params(model),
         purpose=purpose if purpose == RETRY else ("force_report" if force else "act"),
         branch=branch,

@@ -1,4 +1,4 @@
-"""Graders by name: the built-in modes plus any a plugin installs.
+"""Graders by name: the built-in modes (plugins add theirs to a run's catalog, ``handlers.catalog``).
 
 A grader maps ``(final answer, ground truth, metadata)`` to a :class:`Grade` (a score
 and the method that produced it). The math modes are marked ``pooled``: the engine
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from handlers.named import NamedRegistry
+from handlers.domains.choice import grade_choice
+from handlers.grading.dispatch import grade_answer
+from handlers.named import index
 from handlers.ports import Grade
 
 GraderFunction = Callable[[str, str, Mapping[str, Any]], "Grade | float | bool | Awaitable[Any]"]
@@ -59,7 +61,6 @@ def as_grade(value: object, method: str) -> Grade:
 
 def _pooled(mode: str) -> GraderFunction:
     def grade(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-        from handlers.grading.dispatch import grade_answer
 
         return grade_answer(answer, ground_truth, mode)
 
@@ -67,13 +68,11 @@ def _pooled(mode: str) -> GraderFunction:
 
 
 def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-    from handlers.domains.choice import grade_choice
 
     return grade_choice(answer, ground_truth, metadata)
 
 
-_registry: NamedRegistry[GraderSpec] = NamedRegistry("grader")
-for _spec in (
+BUILTIN_GRADERS: Final[tuple[GraderSpec, ...]] = (
     GraderSpec("math", _pooled("math"),
                "apollo's math grader: normalise, parse, compare; math-verify is one stage", pooled=True),
     GraderSpec("math_verify", _pooled("math_verify"),
@@ -85,23 +84,23 @@ for _spec in (
     GraderSpec("hendrycks", _pooled("hendrycks"),
                "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True),
     GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
-):
-    _registry.add_builtin(_spec)
-
-
-def install_plugins(graders: Iterable[GraderSpec]) -> None:
-    """Replace every plugin grader with ``graders``."""
-    _registry.install_plugins(graders)
+)
+_BUILTIN = index("grader", BUILTIN_GRADERS)
 
 
 def get_grader(name: str) -> GraderSpec:
-    """The grader called ``name``; ``LookupError`` names the registered ones."""
-    return _registry.get(name)
+    """The built-in grader called ``name``; ``LookupError`` names the built-in ones."""
+    found = _BUILTIN.get(name)
+    if found is None:
+        msg = f"unknown grader {name!r} (built in: {', '.join(grader_names())})"
+        raise LookupError(msg)
+    return found
 
 
 def grader_names() -> list[str]:
-    return _registry.names()
+    """Names of the built-in graders."""
+    return sorted(_BUILTIN)
 
 
 def builtin_graders() -> list[GraderSpec]:
-    return _registry.builtins()
+    return list(BUILTIN_GRADERS)

@@ -19,8 +19,8 @@ from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturne
 from handlers.episode.observations import tool_failure, tool_response, with_rag_hint
 from handlers.episode.protocol import ANSWER_REASK, ANSWER_RETRY, REFERENCE_EVOLVE
 from handlers.episode.rag_prompts import clean_summary
-from handlers.evolve.plan import tool_settings_for
 from handlers.roles import HELPER_ROLES, RAG_SUMMARIZER
+from handlers.run_settings import RunSettings, run_settings_of
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,11 @@ class EpisodeState:
 
     def last(self) -> StepRecord | None:
         return self.steps[-1] if self.steps else None
+
+    @property
+    def run(self) -> RunSettings:
+        """The recorded run settings, typed (decoded once per run; ``RunSettingsError`` if garbage)."""
+        return run_settings_of(self.settings)
 
 
 def evolve(state: EpisodeState, event: Event) -> EpisodeState:
@@ -204,9 +209,10 @@ def _helper_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
 def _rag_enabled(state: EpisodeState, role: str) -> bool:
     """Whether the RAG hint applies: a verifier's episode has its own switch, and the
     reference's evolving env (protocol ``reference_evolve``) never hints."""
-    if state.settings.get("episode", {}).get("protocol") == REFERENCE_EVOLVE:
+    run = state.run
+    if run.episode.protocol == REFERENCE_EVOLVE:
         return False
-    return bool(tool_settings_for(state.settings, role).get("episode", {}).get("enable_local_rag"))
+    return run.evolve.verifier_episode.enable_local_rag if role == "verifier" else run.episode.enable_local_rag
 
 
 def _retry_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:

@@ -76,10 +76,10 @@ async def test_multiple_choice_sample_is_solved_end_to_end_with_the_shipped_scri
     raw = {"models": {"policy": {"model": "scripted:examples/mcq/script.json"}},
            "episode": {"domain": "multiple_choice", "max_steps": 2}}
     settings = make_settings(raw)
-    load_plugins(settings)
+    catalog = load_plugins(settings).catalog()
     log = new_memory_log()
     router = ModelRouter(search_root=ROOT)
-    svc = services(settings, models=router, grader=RegistryGrader(ExactGrader()))
+    svc = services(settings, models=router, grader=RegistryGrader(ExactGrader(), catalog=catalog))
     problems = load_problems(MCQ / "sample.jsonl").problems
     for problem in problems:
         await log.append(submission(f"mcq-{problem.problem_id}", problem.question, ground_truth=problem.ground_truth))
@@ -95,7 +95,7 @@ async def test_multiple_choice_sample_is_solved_end_to_end_with_the_shipped_scri
         [request] = [e for e in events if isinstance(e, ModelCallRequested)]
         assert "multiple-choice" in request.messages[-1].content
         assert "\\boxed" not in request.messages[-1].content
-        assert (await verify_run(records)).ok
+        assert (await verify_run(records, catalog=catalog)).ok
     await router.close()
 
 
@@ -141,14 +141,14 @@ async def test_plugin_domain_with_its_own_grader_runs_an_episode(tmp_path: Path)
 
     with on_path(site):
         settings = make_settings({"episode": {"domain": "yes_no"}})
-        load_plugins(settings)
+        catalog = load_plugins(settings).catalog()
         log = new_memory_log()
         model = Replies(["<answer> Yes </answer>"])
-        svc = services(settings, models=model, grader=RegistryGrader(ExactGrader()))
+        svc = services(settings, models=model, grader=RegistryGrader(ExactGrader(), catalog=catalog))
         await log.append(submission("r-yn", "Is 7 prime?", ground_truth="YES"))
         await run_until_done(log, svc, ["r-yn"])
         records = await log.read_run("r-yn")
-        assert (await verify_run(records)).ok
+        assert (await verify_run(records, catalog=catalog)).ok
     events = [r.event for r in records]
     [graded] = [e for e in events if isinstance(e, AnswerGraded)]
     assert (graded.answer, graded.score, graded.method) == ("yes", 1.0, "yes_no")

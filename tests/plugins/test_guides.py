@@ -41,11 +41,11 @@ async def episode(raw: dict, replies: list[str], *, question: str = "What is 6 t
     tools = {**plugins.tool_runners(settings), "python_code": EchoPython()}
     log = new_memory_log()
     model = Replies(replies)
-    svc = services(settings, models=model, tools=tools, grader=RegistryGrader(ExactGrader()))
+    svc = services(settings, models=model, tools=tools, grader=RegistryGrader(ExactGrader(), catalog=plugins.catalog()))
     await log.append(submission("r-guide", question, ground_truth=truth))
     await run_until_done(log, svc, ["r-guide"])
     records = await log.read_run("r-guide")
-    assert (await verify_run(records)).ok
+    assert (await verify_run(records, catalog=plugins.catalog())).ok
     return [r.event for r in records], model
 
 

@@ -9,7 +9,8 @@ import pytest
 from engine.cli.commands import submission
 from engine.plugins import load_plugins
 from events import EpisodeEnded, TrajectorySealed
-from handlers.rewards import RewardInput, compute_reward, shaped_reward
+from handlers.catalog import builtin_catalog
+from handlers.rewards import RewardInput, RewardSpec, compute_reward, shaped_reward
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import on_path, write_package
@@ -24,18 +25,18 @@ def test_default_reward_is_the_grade() -> None:
 def test_invalid_turn_penalty_is_subtracted_and_floored() -> None:
     """Each invalid turn costs the penalty; the reward never drops below min_reward."""
     settings = {"episode": {"invalid_turn_penalty": 0.25, "min_reward": -0.5}}
-    assert compute_reward(settings, score=1.0, invalid_turns=1, steps=2, done_reason="answer") == 0.75
-    assert compute_reward(settings, score=0.0, invalid_turns=5, steps=5, done_reason="max_steps") == -0.5
+    builtins = builtin_catalog()
+    assert compute_reward(settings, builtins, score=1.0, invalid_turns=1, steps=2, done_reason="answer") == 0.75
+    assert compute_reward(settings, builtins, score=0.0, invalid_turns=5, steps=5, done_reason="max_steps") == -0.5
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), "1", None, True])
 def test_reward_function_returning_garbage_is_an_error(bad: object) -> None:
     """A reward that is not a finite number raises a ValueError naming the reward."""
-    from handlers import rewards
-
-    rewards.install_plugins([rewards.RewardSpec("bad", lambda result: bad)])
+    catalog = builtin_catalog().extended(rewards=[RewardSpec("bad", lambda result: bad)])
     with pytest.raises(ValueError, match="reward 'bad' returned"):
-        compute_reward({"episode": {"reward": "bad"}}, score=1.0, invalid_turns=0, steps=1, done_reason="answer")
+        compute_reward({"episode": {"reward": "bad"}}, catalog, score=1.0, invalid_turns=0, steps=1,
+                       done_reason="answer")
 
 
 async def test_penalised_reward_is_sealed_with_the_trajectory() -> None:
@@ -64,12 +65,12 @@ async def test_plugin_reward_replaces_the_default_and_replays(tmp_path: Path) ->
                          {"halved": "apollo_halved:halved"})
     with on_path(site):
         settings = make_settings({"episode": {"reward": "halved"}})
-        load_plugins(settings)
+        catalog = load_plugins(settings).catalog()
         log = new_memory_log()
         svc = services(settings, models=Replies(["<answer>\\boxed{42}</answer>"]))
         await log.append(submission("r-half", "What is 6 times 7?", ground_truth="42"))
         await run_until_done(log, svc, ["r-half"])
         records = await log.read_run("r-half")
-        assert (await verify_run(records)).ok
+        assert (await verify_run(records, catalog=catalog)).ok
     [sealed] = [r.event for r in records if isinstance(r.event, TrajectorySealed)]
     assert sealed.reward == 0.5

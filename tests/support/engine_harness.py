@@ -48,12 +48,14 @@ def make_settings(raw: dict[str, Any] | None = None) -> Settings:
 def services(settings: Settings, *, models: Any, tools: dict[str, Any] | None = None,
              grader: Any = None) -> Services:
     from engine.app.bootstrap import settings_for_run
+    from engine.plugins import load_plugins
 
     return Services(
         models=models,
         tools=ToolRegistry(tools if tools is not None else {"python_code": EchoPython()}),
         grader=grader or ExactGrader(),
         settings_for_run=lambda overrides: settings_for_run(settings, overrides),
+        catalog=load_plugins(settings).catalog(),
     )
 
 

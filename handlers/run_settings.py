@@ -1,0 +1,340 @@
+"""The recorded run settings (``RunStarted.settings``), typed: what every decider reads.
+
+The structs here hold the one copy of each run setting's default: the engine's
+configuration (``engine.config.settings``) subclasses them, adding only what never
+reaches a run (API keys, dataset-command keys) and its stricter checks.
+
+Recorded runs are immutable, so decoding is lenient where it must be: keys this version
+does not know are ignored and missing ones take their defaults (old logs replay). A value
+of the wrong type is a :class:`RunSettingsError` naming the key. Each recorded settings
+mapping is decoded once (:func:`run_settings_of` caches by the mapping's identity), so
+deciders stay cheap.
+
+The mapping itself still travels to the ports (model router, tools): adapters read keys
+handlers never need (endpoints, timeouts), and plugin rewards read their own episode keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class RunSettingsError(ValueError):
+    """A run's recorded settings hold a value of the wrong type or out of range."""
+
+
+class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One model role's recorded endpoint and sampling parameters (never its API key)."""
+
+    model: str = ""
+    """The engine's configuration sets a default model; a recording without one names none."""
+    base_url: str = "http://127.0.0.1:8000/v1"
+    temperature: float = 0.7
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 8192
+    timeout: float = 300.0
+    max_retries: int = 5
+    max_concurrency: int = 64
+    system_prompt: str | None = None
+    return_token_ids: bool = False
+    return_logprobs: bool = False
+
+
+class EpisodeSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """How one reasoning episode runs (``episode``)."""
+
+    max_steps: int = 4
+    history_length: int = 4
+    enable_python_code: bool = True
+    enable_local_rag: bool = False
+    python_code_timeout: float = 30.0
+    protocol: str = "apollo"
+    """How episodes end and what is graded (docs/protocols.md): ``apollo`` (an invalid
+    reply gets an error and another turn), or the reference's test (``reference_test``)
+    or evolving (``reference_evolve``) environment, for numbers comparable with its own."""
+    grading: str | None = None
+    """Grader name (``math``, ``math_verify``, ``reference``, ``reference_evolve``, ``exact``,
+    ``choice`` or a plugin's); ``None``: the protocol's (``reference`` for reference_test,
+    ``reference_evolve`` for reference_evolve), else the domain's. Checked at start-up."""
+    force_answer: bool = True
+    """Use the answer-only prompt on the last step."""
+    rag_top_k: int = 3
+    rag_rewrite_query: bool = False
+    """Before a local_rag search, have the ``rag_rewriter`` model (default: the policy's
+    endpoint) turn the query into documentation terms; recorded as a model call."""
+    rag_summarize: bool = False
+    """After a local_rag search, have the ``rag_summarizer`` model condense the hits into
+    the observation; recorded as a model call. An empty or failed summary keeps the hits."""
+    domain: str = "math"
+    """Task domain: prompts, answer extraction and default grader (``math``, ``multiple_choice``, plugins)."""
+    tools: list[str] | None = None
+    """Tool tags offered to the policy; ``None``: the domain's tools (subject to the enable
+    flags) plus every plugin tool."""
+    reward: str = "default"
+    """Reward function of sealed trajectories (``handlers.rewards``; plugins add more)."""
+    invalid_turn_penalty: float = 0.0
+    """Subtracted from the default reward per invalid turn."""
+    min_reward: float = 0.0
+    """Floor of the default reward when penalties apply."""
+
+
+class VerifierEpisodeSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """How each verifier episode of the evolve workflow runs (the reference's ``verifier_env``)."""
+
+    max_steps: Positive = 4
+    history_length: Count = 4
+    enable_python_code: bool = True
+    enable_local_rag: bool = False
+    python_code_timeout: float = 30.0
+    memory_type: Literal["simple"] = "simple"
+    """Per-step history: the most recent ``history_length`` steps (the only kind offered)."""
+
+    @property
+    def tools(self) -> list[str]:
+        tools = ["python_code"] if self.enable_python_code else []
+        return [*tools, "local_rag"] if self.enable_local_rag else tools
+
+
+class EvolveSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """The self-evolution workflow (see docs/evolve.md)."""
+
+    rounds: Positive = 10
+    """Evolve rounds per problem (reference ``evolving_round``)."""
+    verifiers: Positive = 5
+    """Verifier episodes per round (reference ``verifier_env_num``)."""
+    scored_history_length: Count = 3
+    """Earlier attempts shown to the policy each round."""
+    solution_memory: Literal["ndimensional", "score", "simple", "search"] = "ndimensional"
+    """How earlier attempts are chosen from memory."""
+    retrieval: Literal["min_combined", "random"] = "min_combined"
+    """Strategy of the ndimensional memory."""
+    step_memory: Literal["simple"] = "simple"
+    """Per-step history of the policy (reference ``memory_type``); only ``simple``."""
+    enable_verify: bool = True
+    summarize: bool = True
+    aggregate: bool = True
+    """Merge the majority's reports with the aggregator model when there are several."""
+    format_retries: Count = 5
+    """Report-only retries per verifier whose reply has no valid report."""
+    tie: Literal["reject", "accept", "first"] = "reject"
+    """Verdict on an even split: 0, 1, or verifier 0's verdict."""
+    final_answer: Literal["best_vote", "last", "reference"] = "best_vote"
+    """The run's answer: ``best_vote`` (the round most verifiers approved, latest on a tie),
+    ``last`` (the last round), or ``reference`` (the reference's K-branch choice: each
+    branch's last round, the best by verdict, then by its rounds' ground-truth success)."""
+    verifier_episode: VerifierEpisodeSpec = VerifierEpisodeSpec()
+    default_verifier: ModelSpec | None = None
+    """Verifier of branches that name none (reference ``default_verifier_cfg``)."""
+    branch_max_workers: Count = 0
+    """Branches running at once (0: all)."""
+    verifier_max_workers: Count = 0
+    """Verifier episodes of a round in flight at once (0: all); the others start as reports arrive."""
+
+    def initial_verifiers(self) -> range:
+        """Verifier episodes started with the round; the rest start as others report."""
+        cap = self.verifier_max_workers
+        return range(self.verifiers if cap <= 0 else min(cap, self.verifiers))
+
+    def waiting_verifier(self, reported: int) -> int | None:
+        """The verifier the ``reported``-th report of a round starts, if any waits.
+
+        The k-th report (in stream order) starts verifier ``cap + k - 1``, so concurrent
+        reports never start the same verifier twice and at most ``cap`` run at once.
+        """
+        cap = self.verifier_max_workers
+        index = cap + reported - 1
+        return index if cap > 0 and index < self.verifiers else None
+
+
+class BranchSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One branch of a multi-model evolve run."""
+
+    branch_id: str
+    policy: ModelSpec | None = None
+    """``None``: the run's policy (the engine's configuration always records one)."""
+    verifier: ModelSpec | None = None
+
+
+class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a run recorded for its deciders."""
+
+    episode: EpisodeSpec = EpisodeSpec()
+    models: dict[str, ModelSpec] = {}
+    """Per role; a role without a section uses the policy's."""
+    evolve: EvolveSpec = EvolveSpec()
+    branches: list[BranchSpec] = []
+    tool_usage: dict[str, str] = {}
+    """Prompt text per enabled tool tag, fixed when the run started."""
+    extensions: dict[str, dict[str, str]] = {}
+    """``{kind: {name: plugin}}`` for each plugin domain, grader or reward the run uses."""
+    branch: str | None = None
+    """Set only in the view a branch's model calls get (:func:`branch_settings`)."""
+
+    def model_for(self, role: str) -> ModelSpec:
+        """The recorded model of ``role``: its own section, else the policy's."""
+        return self.models.get(role) or self.models.get("policy") or _NO_MODEL
+
+    @property
+    def branch_ids(self) -> tuple[str | None, ...]:
+        """The evolve branches in config order; ``(None,)`` for a run without branches."""
+        return tuple(b.branch_id for b in self.branches) or (None,)
+
+    def branch_spec(self, branch_id: str) -> BranchSpec | None:
+        return next((b for b in self.branches if b.branch_id == branch_id), None)
+
+    def role_models(self, branch: str | None) -> dict[str, ModelSpec]:
+        """The model per evolve role for a branch (``None``: the run's own models).
+
+        A branch names its policy and optionally its verifier; a branch without one uses
+        ``evolve.default_verifier``, else the run's verifier. The summarizer and the
+        aggregator use the branch's verifier model (as the reference does).
+        """
+        policy = self.models.get("policy") or _NO_MODEL
+        verifier = self.models.get("verifier") or policy
+        if branch is None:
+            return {"policy": policy, "verifier": verifier,
+                    "summarizer": self.models.get("summarizer") or verifier,
+                    "aggregator": self.models.get("aggregator") or verifier}
+        spec = self.branch_spec(branch)
+        branch_verifier = (spec.verifier if spec else None) or self.evolve.default_verifier or verifier
+        return {"policy": (spec.policy if spec else None) or policy, "verifier": branch_verifier,
+                "summarizer": branch_verifier, "aggregator": branch_verifier}
+
+
+_NO_MODEL = ModelSpec()
+
+_decoded: dict[int, tuple[Mapping[str, Any], RunSettings]] = {}
+_KEPT = 4096
+"""Decoded settings kept; a worker's history cache holds fewer runs than this."""
+
+
+def run_settings_of(settings: Mapping[str, Any]) -> RunSettings:
+    """The typed view of a run's recorded settings, decoded once per recorded mapping.
+
+    Raises:
+        RunSettingsError: a recorded value has the wrong type or is out of range.
+    """
+    found = _decoded.get(id(settings))
+    if found is not None and found[0] is settings:  # the entry holds the mapping: its id is not reused
+        return found[1]
+    try:
+        typed = msgspec.convert(settings, RunSettings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise RunSettingsError(f"recorded run settings are invalid: {_naming_role(settings, exc)}") from exc
+    if len(_decoded) >= _KEPT:
+        del _decoded[next(iter(_decoded))]
+    _decoded[id(settings)] = (settings, typed)
+    return typed
+
+
+def _naming_role(settings: Mapping[str, Any], error: msgspec.ValidationError) -> str:
+    """msgspec's message, with the model role in place of ``[...]`` (it does not name dict keys)."""
+    text = str(error)
+    models = settings.get("models")
+    if "$.models[...]" not in text or not isinstance(models, Mapping):
+        return text
+    for role, spec in models.items():
+        try:
+            msgspec.convert(spec, ModelSpec, strict=False)
+        except msgspec.ValidationError:
+            return text.replace("$.models[...]", f"$.models.{role}")
+    return text
+
+
+T = TypeVar("T")
+
+
+def derived(settings: Mapping[str, Any], cache: dict[int, tuple[Mapping[str, Any], Any]],
+            build: Callable[[Mapping[str, Any]], T]) -> T:
+    """``build(settings)``, computed once per recorded mapping (like :func:`run_settings_of`)."""
+    found = cache.get(id(settings))
+    if found is not None and found[0] is settings:
+        return found[1]  # type: ignore[no-any-return]
+    value = build(settings)
+    if len(cache) >= _KEPT:
+        del cache[next(iter(cache))]
+    cache[id(settings)] = (settings, value)
+    return value
+
+
+_helper_models: dict[int, tuple[Mapping[str, Any], dict[tuple[str, str | None], ModelSpec]]] = {}
+
+
+def helper_model(settings: Mapping[str, Any], role: str, branch: str | None) -> ModelSpec:
+    """The model of a helper role (``rag_rewriter``...) as recorded: its own keys laid over
+    the policy's, a branch's models for a branch's calls.
+
+    Raises:
+        RunSettingsError: the merged section has a value of the wrong type.
+    """
+    per_run = derived(settings, _helper_models, lambda _: {})
+    found = per_run.get((role, branch))
+    if found is None:
+        models = branch_settings(dict(settings), branch).get("models") or {}
+        merged = {**(models.get("policy") or {}), **(models.get(role) or {})}
+        try:
+            found = per_run[(role, branch)] = msgspec.convert(merged, ModelSpec, strict=False)
+        except msgspec.ValidationError as exc:
+            raise RunSettingsError(f"recorded run settings are invalid: models.{role}: {exc}") from exc
+    return found
+
+
+def models_for(settings: Mapping[str, Any], branch: str | None) -> dict[str, dict[str, Any]]:
+    """The recorded model sections per evolve role for a branch, as the ports receive them."""
+    models = dict(settings.get("models") or {})
+    policy = dict(models.get("policy") or {})
+    verifier = dict(models.get("verifier") or policy)
+    if branch is None:
+        return {
+            "policy": policy,
+            "verifier": verifier,
+            "summarizer": dict(models.get("summarizer") or verifier),
+            "aggregator": dict(models.get("aggregator") or verifier),
+        }
+    spec = next((dict(b) for b in settings.get("branches") or [] if str(b.get("branch_id")) == branch), {})
+    default = (settings.get("evolve") or {}).get("default_verifier") or verifier
+    branch_verifier = dict(spec.get("verifier") or default)
+    return {
+        "policy": dict(spec.get("policy") or policy),
+        "verifier": branch_verifier,
+        "summarizer": branch_verifier,
+        "aggregator": branch_verifier,
+    }
+
+
+def branch_settings(settings: dict[str, Any], branch: str | None) -> dict[str, Any]:
+    """Run settings as a branch's model calls see them: its models under the plain roles.
+
+    Both workflows use it: evolve branches call their own models, and a reason run's
+    calls (``branch`` None) see the run's settings unchanged.
+    """
+    if branch is None:
+        return settings
+    return {**settings, "models": models_for(settings, branch), "branch": branch}
+
+
+def tool_settings_for(settings: dict[str, Any], role: str) -> dict[str, Any]:
+    """Run settings as a tool call of ``role`` sees them.
+
+    A verifier's tool calls obey the verifier episode's own switches and timeout (the
+    reference's ``verifier_env``), not the policy's: python off for the policy and on for
+    the verifiers still runs the verifiers' code.
+    """
+    if role != "verifier":
+        return settings
+    verifier = run_settings_of(settings).evolve.verifier_episode
+    episode = {
+        **dict(settings.get("episode") or {}),
+        "enable_python_code": verifier.enable_python_code,
+        "enable_local_rag": verifier.enable_local_rag,
+        "python_code_timeout": verifier.python_code_timeout,
+        "tools": verifier.tools,
+    }
+    return {**settings, "episode": episode}
