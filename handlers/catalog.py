@@ -20,6 +20,7 @@ from typing import Final, TypeVar
 
 from handlers.domains import BUILTIN_DOMAINS, DEFAULT_DOMAIN
 from handlers.domains.base import Domain
+from handlers.errors import HandlerError
 from handlers.grading.registry import BUILTIN_GRADERS, GraderSpec
 from handlers.named import index
 from handlers.rewards import BUILTIN_REWARDS, DEFAULT_REWARD, RewardSpec
@@ -29,7 +30,7 @@ KINDS: Final = ("domain", "grader", "reward")
 T = TypeVar("T")
 
 
-class ExtensionMissing(LookupError):
+class ExtensionMissing(HandlerError, LookupError):
     """A run names a domain, grader or reward this process does not have."""
 
     def __init__(self, message: str, *, kind: str, name: str, plugin: str | None) -> None:
@@ -81,9 +82,6 @@ class Catalog:
 
     def reward(self, name: str | None) -> RewardSpec:
         return _lookup("reward", self.rewards, name or DEFAULT_REWARD)
-
-    def names(self, kind: str) -> list[str]:
-        return sorted({"domain": self.domains, "grader": self.graders, "reward": self.rewards}[kind])
 
     def domain_of(self, run: RunSettings) -> Domain:
         """The domain a run recorded; :class:`ExtensionMissing` when it is not here."""

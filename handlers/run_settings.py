@@ -21,11 +21,13 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
+from handlers.errors import HandlerError
+
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Positive = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class RunSettingsError(ValueError):
+class RunSettingsError(HandlerError, ValueError):
     """A run's recorded settings hold a value of the wrong type or out of range."""
 
 
