@@ -27,10 +27,6 @@ from engine.serving.history import active_in
 from events.base import is_valid_run_id
 from events.policy import DEFAULT_POLICY, policy_run_id
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted
-from events.subjects import RUN_PREFIX
-
-RUN_EVENTS = f"{RUN_PREFIX}.*.run.*"
-"""Run lifecycle subjects (started, completed, failed): how the driver sees groups end."""
 
 
 class DriverOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,7 +86,8 @@ class RolloutDriver:
         self.stats = DriverStats()
         self._open: dict[str, SubmittedGroup] = {}
         """Open run id -> its group."""
-        self._after_seq = 0
+        self._read_to: dict[str, int] = {}
+        """Open run id -> the last sequence of it already read."""
 
     @property
     def open_groups(self) -> int:
@@ -104,8 +101,6 @@ class RolloutDriver:
 
     async def submit(self, problems: Iterable[Problem]) -> list[SubmittedGroup]:
         """Submit one group per problem, waiting for room before each; returns them."""
-        if not self._after_seq:
-            self._after_seq = await self.log.last_seq()  # endings before now are not ours
         submitted = []
         for problem in problems:
             while self.open_groups >= self.options.max_in_flight:
@@ -148,17 +143,20 @@ class RolloutDriver:
             await self.log.append(event)  # submitted before: the event id makes this a no-op
 
     async def _wait_for_endings(self) -> None:
-        """Read run endings since the last look; sleep a poll interval when none of ours came."""
+        """Read what each open run recorded since the last look (direct gets, which a
+        submitter's credentials allow); sleep a poll interval when none of them ended."""
         ended = False
-        async for record in self.log.read_all(RUN_EVENTS, after_seq=self._after_seq):
-            self._after_seq = record.seq
-            event = record.event
-            group = self._open.get(event.run_id) if isinstance(event, RUN_ENDINGS) else None
-            if group is None:
+        for run_id, group in list(self._open.items()):
+            records = await self.log.read_run(run_id, after_seq=self._read_to.get(run_id, 0))
+            if records:
+                self._read_to[run_id] = records[-1].seq
+            ending = next((r.event for r in records if isinstance(r.event, RUN_ENDINGS)), None)
+            if ending is None:
                 continue
-            del self._open[event.run_id]
-            group.open_runs.discard(event.run_id)
-            if not isinstance(event, RunCompleted):
+            del self._open[run_id]
+            self._read_to.pop(run_id, None)
+            group.open_runs.discard(run_id)
+            if not isinstance(ending, RunCompleted):
                 group.failed += 1
                 self.stats.runs_failed += 1
             if group.done:

@@ -8,7 +8,7 @@ asked to load an update it may already have loaded, which every loader treats as
 
 Refused without touching the endpoint (``policy.update_failed``; the served weights stay):
 a version not newer than the served one, a version below 1, a checkpoint path that does
-not exist, an update filed under another policy's run. A loader's refusal is recorded the
+not exist, an update naming another policy than the run it was filed under. A loader's refusal is recorded the
 same way.
 """
 
@@ -27,7 +27,7 @@ from engine.eventlog.port import EventLog
 from engine.serving.active import ActivePolicies, active_policies
 from engine.serving.history import Outcome, active_in, outcome_of
 from engine.serving.loaders import LoadFailed, WeightLoader
-from events.policy import POLICY_UPDATES, PolicyActivated, PolicyUpdated, PolicyUpdateFailed, policy_run_id
+from events.policy import DEFAULT_POLICY, PolicyActivated, PolicyUpdated, PolicyUpdateFailed, policy_run_id
 from handlers.context import derive_id
 
 log = structlog.get_logger("apollo.serving")
@@ -49,7 +49,7 @@ class PolicySync:
         loader: WeightLoader,
         *,
         endpoint: str | None = None,
-        policy: str | None = None,
+        policy: str = DEFAULT_POLICY,
         registry: ActivePolicies | None = None,
         poll_interval: float = 0.2,
     ) -> None:
@@ -58,7 +58,7 @@ class PolicySync:
         self.endpoint = endpoint
         """The base URL the loader reloads (recorded in the activation; ``None``: every endpoint)."""
         self.policy = policy
-        """Handle only this policy's updates (``None``: every policy's)."""
+        """The policy whose updates this sync serves (its history is run ``policy-<name>``)."""
         self.registry = registry if registry is not None else active_policies()
         self.poll_interval = poll_interval
         self.outcomes: list[Outcome] = []
@@ -77,13 +77,15 @@ class PolicySync:
                 await asyncio.wait_for(self._stop.wait(), self.poll_interval)
 
     async def catch_up(self) -> list[Outcome]:
-        """Handle every update in the log after the last one seen; return their outcomes."""
+        """Handle every update in the policy's history after the last one seen; return their outcomes.
+
+        The history is read with direct gets (what a worker's credentials allow), not a consumer.
+        """
         done = []
-        async for record in self.log.read_all(POLICY_UPDATES, after_seq=self._after_seq):
+        for record in await self.log.read_run(policy_run_id(self.policy), after_seq=self._after_seq):
             self._after_seq = record.seq
-            update = record.event
-            if isinstance(update, PolicyUpdated) and self.policy in (None, update.policy):
-                done.append(await self.handle(update))
+            if isinstance(record.event, PolicyUpdated):
+                done.append(await self.handle(record.event))
         return done
 
     async def handle(self, update: PolicyUpdated) -> Outcome:

@@ -8,31 +8,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 
 from engine.eventlog.port import EventLog
 from engine.serving.active import ActivePolicies, active_policies
-from events.policy import POLICY_ACTIVATIONS, PolicyActivated
+from events.policy import DEFAULT_POLICY, PolicyActivated, policy_run_id
 
 
 class ActivationWatcher:
     """Reads activations from the log into a registry: once, or following it."""
 
     def __init__(
-        self, event_log: EventLog, registry: ActivePolicies | None = None, *, poll_interval: float = 0.5
+        self, event_log: EventLog, registry: ActivePolicies | None = None, *,
+        policies: Sequence[str] = (DEFAULT_POLICY,), poll_interval: float = 0.5,
     ) -> None:
         self.log = event_log
         self.registry = registry if registry is not None else active_policies()
+        self.policies = list(policies)
         self.poll_interval = poll_interval
-        self._after_seq = 0
+        self._after_seq: dict[str, int] = dict.fromkeys(self.policies, 0)
         self._stop = asyncio.Event()
 
     async def catch_up(self) -> int:
-        """Apply every activation after the last one read; return how many changed the registry."""
+        """Apply every activation after the last one read; return how many changed the registry.
+
+        Each policy's history is read with direct gets, which a worker's credentials allow.
+        """
         changed = 0
-        async for record in self.log.read_all(POLICY_ACTIVATIONS, after_seq=self._after_seq):
-            self._after_seq = record.seq
-            if isinstance(record.event, PolicyActivated) and self.registry.apply(record.event):
-                changed += 1
+        for policy in self.policies:
+            for record in await self.log.read_run(policy_run_id(policy), after_seq=self._after_seq[policy]):
+                self._after_seq[policy] = record.seq
+                if isinstance(record.event, PolicyActivated) and self.registry.apply(record.event):
+                    changed += 1
         return changed
 
     async def run(self) -> None:
