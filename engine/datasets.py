@@ -20,6 +20,7 @@ from typing import IO, Any, Final
 import msgspec
 
 from engine.errors import EngineError
+from handlers.domains.choice import format_choices
 
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 """Longer JSONL lines are rejected without being decoded (no benchmark row is that big)."""
@@ -326,7 +327,6 @@ def with_choices(question: str, choices: object) -> str:
     """
     if isinstance(choices, str) or not isinstance(choices, list | tuple | dict) or not choices:
         return question
-    from handlers.domains.choice import format_choices
 
     return format_choices(question, choices)
 

@@ -15,7 +15,9 @@ from engine.errors import RunMovedOn, RunNotFound
 from engine.eventlog.port import Appended, EventLog
 from engine.eventlog.stored import report_unreadable
 from engine.nats.transient import retrying
+from engine.runtime.dispatcher import DispatcherSettings
 from events.base import Event, is_valid_run_id
+from events.episode import AnswerGraded, EpisodeEnded
 from events.record import Recorded, Unreadable
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
 
@@ -131,8 +133,6 @@ async def _read_run(runtime: Runtime, run_id: str, after_seq: int = 0) -> tuple[
 
 def outcome(records: list[Recorded]) -> dict[str, Any]:
     """The summary `apollo solve --json` prints."""
-    from events.episode import AnswerGraded, EpisodeEnded
-
     result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
     for record in records:
         event = record.event
@@ -160,8 +160,6 @@ async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after:
     scaled to zero) would otherwise leave the command waiting with no word. Run it as a
     task next to the wait; it only reads.
     """
-    from engine.runtime.dispatcher import DispatcherSettings
-
     await asyncio.sleep(after)
     with contextlib.suppress(Exception):  # a hint, never a reason to fail the command
         records, _ = await _read_run(runtime, run_id)

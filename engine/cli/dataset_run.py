@@ -23,6 +23,7 @@ import msgspec
 from engine.app.bootstrap import Runtime, open_runtime, running_engine_url, settings_for_run
 from engine.cli.argtypes import number, whole_number
 from engine.cli.commands import local_workers, submission, submit, warn_if_no_worker
+from engine.cli.problem_args import apply_model_flags
 from engine.cli.progress import Progress
 from engine.cli.tracking import Trackers, flat_numbers, open_trackers, parse_kinds
 from engine.config.merge import deep_merge
@@ -34,6 +35,7 @@ from engine.runtime.processes import freeze_startup_heap
 from events.base import Event
 from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
+from handlers.evolve.round_accuracy import evolve_metrics, render, round_rows
 from replay.dataset_scores import compute_metrics, could_not_complete, render_table, to_jsonable
 from replay.results import result_row, sample_result
 from replay.sampling_stats import render_stats, sampling_stats
@@ -95,8 +97,6 @@ class _Job(msgspec.Struct, frozen=True):
 
 
 async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.cli.problem_args import apply_model_flags
-
     settings = with_sampling_flags(apply_model_flags(settings, args), args)
     load = _load(args, settings)
     samples = samples_per_problem(args, settings)
@@ -258,6 +258,7 @@ def _attempt_ids(name: str, problem_id: str, sample: int, digest: str) -> Callab
 
 async def _probe(settings: Settings, workflow: str) -> None:
     """Check each model endpoint the runs will call, once, before submitting anything."""
+    # deferred: the probe pulls in openai, which `apollo --help` never needs
     from engine.models.probe import ProbeFailed, probe_endpoint
 
     for spec in _endpoints(settings, workflow):
@@ -351,8 +352,6 @@ def _report(
         if stats is not None:
             print(f"\n{render_stats(stats)}")
         if evolved:
-            from handlers.evolve.round_accuracy import render
-
             print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}"
                   f"\nbranches: {out.with_name(out.stem + '-branches.jsonl')}")
         print(f"\nresults: {out}  ({len(rows)} runs, settings digest {digest})")
@@ -368,8 +367,6 @@ def _report(
 def _evolve_report(histories: dict[str, Any], out: Path) -> dict[str, Any]:
     """Per-round correctness, verifier confusion matrices, success per data source and per-branch
     results (rounds and branches JSONL too)."""
-    from handlers.evolve.round_accuracy import evolve_metrics, round_rows
-
     rows = [row for run_id, events in histories.items() for row in round_rows(run_id, events)]
     out.with_name(out.stem + "-rounds.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     metrics = evolve_metrics(histories)

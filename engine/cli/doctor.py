@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from engine.config.settings import Settings
+from engine.app.bootstrap import build_tools, client_security, running_engine_url
+from engine.cli.sandbox import protection_report
+from engine.config.settings import Settings, default_data_dir
+from engine.errors import ConfigError, ConnectError, EngineError
+from engine.nats.jetstream import JetStreamEventLog, connect_failure_reason, connection_encrypted
+from engine.nats.security import connect_failure, shown_url
+from engine.nats.server import MIN_SERVER_VERSION, find_server_binary, server_version
+from engine.nats.streams import Definitions
 
 Status = Literal["ok", "warn", "fail"]
 WORK_CONSUMER = "apollo-workers"
@@ -108,10 +115,6 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
     """Server version, JetStream, stream settings (replicas, fsync), consumer lag, buckets."""
     import nats
 
-    from engine.app.bootstrap import client_security, running_engine_url
-    from engine.errors import ConfigError
-    from engine.nats.jetstream import connect_failure_reason, connection_encrypted
-    from engine.nats.security import connect_failure, shown_url
 
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
@@ -193,9 +196,6 @@ def _is_loopback(host: str) -> bool:
 async def _server_checks(
     nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
 ) -> list[Check]:
-    from engine.nats.security import shown_url
-    from engine.nats.server import MIN_SERVER_VERSION
-
     info = nc._server_info  # noqa: SLF001 - nats-py has no public accessor for INFO
     version = nc.connected_server_version
     found = (version.major, version.minor, version.patch)
@@ -255,7 +255,6 @@ async def _server_checks(
 async def _stream_checks(js: Any, *, clustered: bool) -> list[Check]:
     import nats.js.errors
 
-    from engine.nats.streams import Definitions
 
     definitions = Definitions.load()
     name = definitions.stream["name"]
@@ -404,9 +403,6 @@ def _collect(attempts: list[BaseException]) -> Any:
 def _embedded_fallback_check() -> Check:
     """No engine to check: commands that need one start their own (the server binary is
     what they need then)."""
-    from engine.errors import EngineError
-    from engine.nats.server import find_server_binary, server_version
-
     try:
         binary = find_server_binary()
         version = ".".join(map(str, server_version(binary)))
@@ -442,8 +438,6 @@ ESSENTIAL_PROTECTIONS = {"rlimits", "empty_environment", "no_new_privs"}
 
 
 def check_sandbox() -> list[Check]:
-    from engine.cli.sandbox import protection_report
-
     try:
         rows = protection_report()
     except Exception as exc:  # noqa: BLE001
@@ -488,9 +482,6 @@ def sandbox_checks(rows: list[tuple[str, bool, str]]) -> list[Check]:
 
 
 def check_tools(settings: Settings) -> list[Check]:
-    from engine.app.bootstrap import build_tools
-    from engine.config.settings import default_data_dir
-
     try:
         tools = build_tools(settings)
     except Exception as exc:  # noqa: BLE001
@@ -558,6 +549,7 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  #
 
 
 def _scripted_check(role: str, model: str) -> Check:
+    # deferred: the model router pulls in openai, which `apollo --help` never needs
     from engine.models.router import resolve_scripted_path
 
     path = resolve_scripted_path(model.removeprefix("scripted:"))  # found the way solve finds it
@@ -609,11 +601,6 @@ async def ensure_streams(
     settings: Settings, *, replicas: int | None, definitions: Path | None = None
 ) -> dict[str, Any]:
     """Apply the definitions (create or update), then describe what exists."""
-    from engine.app.bootstrap import client_security, running_engine_url
-    from engine.errors import ConnectError
-    from engine.nats.jetstream import JetStreamEventLog
-    from engine.nats.streams import Definitions
-
     url = settings.nats.url or running_engine_url(settings)
     if url is None:
         msg = "no NATS to apply definitions to: set APOLLO_NATS_URL / --nats-url, or start `apollo up`"

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.app.bootstrap import open_runtime
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import pick_run_id
 from engine.errors import EngineError
@@ -97,8 +98,6 @@ RUN_SUBJECTS = (SEALED_TRAJECTORIES, f"{RUN_PREFIX}.*.problem.submitted", f"{RUN
 async def _log_events(settings: Any) -> tuple[list[Event], list[str]]:
     """Every sealed trajectory recorded in the event log with its run's submission and start,
     plus one line per unreadable message."""
-    from engine.app.bootstrap import open_runtime
-
     runtime = await open_runtime(settings, start_server=True)
     unreadable: list[Any] = []
     events: list[Event] = []

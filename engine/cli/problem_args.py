@@ -9,6 +9,7 @@ import msgspec
 
 from engine.cli.argtypes import whole_number
 from engine.config.settings import Settings, validate
+from engine.datasets import DatasetError, load_problems
 from engine.errors import EngineError
 
 positive_int = whole_number(1)
@@ -29,7 +30,6 @@ def fill_from_dataset(args: argparse.Namespace) -> None:
     """``--from-dataset FILE --index N``: question, ground truth and source from a benchmark row."""
     if not getattr(args, "from_dataset", None):
         return
-    from engine.datasets import DatasetError, load_problems
 
     try:
         load = load_problems(args.from_dataset, limit=args.index + 1 if args.index >= 0 else None)

@@ -17,10 +17,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.app.bootstrap import open_runtime
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
+from engine.cli.run_lookup import pick_run_id
 from engine.config.settings import Settings
 from engine.errors import EngineError
+from handlers.evolve.round_accuracy import round_rows
 from replay.report_data import ReportData, report_data
+from replay.results import result_row
+from replay.run_table import run_row, select
 
 MANY_RUNS = 40
 """Above this many runs, steps and tool calls are shown as histograms instead of one bar per run."""
@@ -73,12 +78,6 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Results and evolve round rows of the runs named (or matching the filters)."""
-    from engine.app.bootstrap import open_runtime
-    from engine.cli.run_lookup import pick_run_id
-    from handlers.evolve.round_accuracy import round_rows
-    from replay.results import result_row
-    from replay.run_table import run_row, select
-
     runtime = await open_runtime(settings, start_server=True)
     try:
         ids = await runtime.log.run_ids()

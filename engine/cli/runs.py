@@ -17,7 +17,9 @@ from engine.errors import EngineError, RunNotFound
 from events.codec import to_builtins
 from events.record import Recorded, Unreadable
 from events.run import RunStarted
+from handlers.evolve.round_accuracy import branch_summary
 from replay.run_table import RunFilter, render_table, run_row, select, to_jsonable
+from replay.timeline_html import render_html
 
 
 def register(subparsers: Any) -> None:
@@ -90,8 +92,6 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     finally:
         await runtime.close()
     if html:
-        from replay.timeline_html import render_html
-
         try:
             with open(html, "w", encoding="utf-8") as handle:  # noqa: ASYNC230 - one file, after the reads
                 handle.write(render_html(runs))
@@ -110,7 +110,6 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
         return 0  # the page is the output asked for
     for line in timeline_lines(records, skipped):
         print(line)
-    from handlers.evolve.round_accuracy import branch_summary
 
     for line in branch_summary([record.event for record in records]):
         print(line)  # a multi-model evolve run: each branch's result, the chosen one marked

@@ -8,6 +8,7 @@ from typing import Any
 from engine.cli.problem_args import port, positive_int
 from engine.config.settings import Settings
 from engine.errors import EngineError
+from engine.runtime.supervisor import serve, serve_worker
 
 
 def register(subparsers: Any) -> None:
@@ -25,8 +26,6 @@ def register(subparsers: Any) -> None:
 
 
 async def _cmd_up(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.runtime.supervisor import serve
-
     workers = args.workers or settings.worker.workers
     if args.metrics_port is not None and args.metrics_port + workers - 1 > 65535:
         msg = (f"--metrics-port {args.metrics_port} with {workers} workers needs ports up to "
@@ -36,6 +35,4 @@ async def _cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.runtime.supervisor import serve_worker
-
     return await serve_worker(settings, concurrency=args.concurrency, metrics_port=args.metrics_port)

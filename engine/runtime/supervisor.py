@@ -16,9 +16,13 @@ import msgspec
 import structlog
 
 from engine.app.bootstrap import open_runtime
+from engine.cli.sandbox import protection_report
 from engine.config.settings import Settings, default_data_dir
 from engine.runtime.processes import freeze_startup_heap
+from engine.runtime.projector import run_projector
 from engine.runtime.run_activity import RunActivity
+from engine.runtime.signals import install_signal_handlers
+from engine.runtime.worker_metrics import exposed
 
 log = structlog.get_logger("apollo.up")
 
@@ -31,8 +35,6 @@ async def serve(
     Children get this process's full settings (config file, flags and environment as
     resolved here) and, with ``metrics_port``, the ports after it.
     """
-    from engine.runtime.signals import install_signal_handlers
-
     runtime = await open_runtime(settings, start_server=True, manage_streams=True)
     url = runtime.server.url if runtime.server else settings.nats.url
     settings_file = _child_settings_file(settings) if workers > 1 else None
@@ -67,8 +69,6 @@ async def serve(
 
 async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_port: int | None = None) -> int:
     """One worker process connected to an existing server (any host, any number of them)."""
-    from engine.runtime.signals import install_signal_handlers
-
     runtime = await open_runtime(settings, start_server=False, manage_streams=True)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
@@ -83,9 +83,6 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
 async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with_projector: bool) -> None:
     """Dispatch until stopped, with metrics; the supervising process also runs the projector
     (one projector per engine: worker children would only repeat its work)."""
-    from engine.runtime.projector import run_projector
-    from engine.runtime.worker_metrics import exposed
-
     projector_stop = asyncio.Event()
     projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
     try:
@@ -140,8 +137,6 @@ async def _report_protections() -> None:
 
     The probe starts its own event loop, so it runs in a thread.
     """
-    from engine.cli.sandbox import protection_report
-
     try:
         rows = await asyncio.to_thread(protection_report)
     except Exception as exc:  # noqa: BLE001 - a report, never a reason to stop serving

@@ -160,6 +160,7 @@ def run_d(
         line_buffering=True,
     )
     sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+    # deferred: the sandbox runner, loaded by the fork server (zygote.main) only, never by the host
     from engine.sandbox.runner import execute
 
     atexit._clear()  # the fork server's exit handlers are not the user's

@@ -25,6 +25,7 @@ def main(fd: int, project_root: str) -> None:
     for name in _THREAD_VARS:  # in-process only: /proc/<pid>/environ stays empty
         os.environ[name] = "1"
     syscalls.prctl(syscalls.PR_SET_PDEATHSIG, signal.SIGKILL)
+    # deferred: the sandbox runner loads only once this fork server dies with its host
     from engine.sandbox.runner import build_namespace, warm_up
 
     warm_up()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.config.settings import default_data_dir
+from engine.tools.local_rag import LocalRagTool
+from engine.tools.python_code import SandboxedPython
 from engine.tools.spec import BUILTIN, RegisteredTool
 from handlers.episode.prompts import TOOL_USAGE
 
@@ -12,15 +15,10 @@ if TYPE_CHECKING:
 
 
 def _python(settings: Any) -> Any:
-    from engine.tools.python_code import SandboxedPython
-
     return SandboxedPython()
 
 
 def _local_rag(settings: Any) -> Any:
-    from engine.config.settings import default_data_dir
-    from engine.tools.local_rag import LocalRagTool
-
     return LocalRagTool(data_dir=default_data_dir(settings) / "rag")
 
 
