@@ -33,11 +33,11 @@ from bench._common import nats_server, summary_ms  # noqa: E402
 from engine.app.log_setup import configure_logging  # noqa: E402
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
+from engine.testing.event_builders import submitted  # noqa: E402
+from engine.testing.secured_nats import secured_server  # noqa: E402
 from events import ProblemSubmitted, RunStarted, encode  # noqa: E402
 from handlers.context import Services  # noqa: E402
 from handlers.routes import Route  # noqa: E402
-from tests.support.factories import submitted  # noqa: E402
-from tests.support.secured_nats import secured_server  # noqa: E402
 
 
 async def start(event: ProblemSubmitted, ctx):  # noqa: ANN001, ANN201 - benchmark route

@@ -72,13 +72,13 @@ from engine.models.router import ModelRouter  # noqa: E402
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
 from engine.runtime.processes import freeze_startup_heap  # noqa: E402
+from engine.testing.harness import EchoPython, ExactGrader, services  # noqa: E402
 from events.model import SamplingParams  # noqa: E402
 from handlers.episode.parsing import parse_action  # noqa: E402
 from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
 from handlers.grading.extraction import extract_final_answer  # noqa: E402
 from handlers.ports import ModelReply  # noqa: E402
 from handlers.routes import ROUTES  # noqa: E402
-from tests.support.engine_harness import EchoPython, ExactGrader, services  # noqa: E402
 
 
 def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function

@@ -28,11 +28,11 @@ from engine.eventlog.memory import InMemoryEventLog
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.harness import ExactGrader
 from engine.tools.registry import ToolRegistry
 from events import ChatMessage, RoundCompleted, RunCompleted, RunFailed, SamplingParams
 from handlers.context import Services
 from handlers.routes import ROUTES
-from tests.support.engine_harness import ExactGrader
 
 BRANCHES = 3
 VERIFIERS = 5

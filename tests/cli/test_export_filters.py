@@ -10,9 +10,9 @@ import msgspec
 import pytest
 
 from engine.cli.main import main
+from engine.testing.event_builders import started, submitted
 from events import encode
 from tests.cli.support import apollo
-from tests.support.factories import started, submitted
 from tests.training.conftest import trajectory
 
 

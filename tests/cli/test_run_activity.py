@@ -10,9 +10,9 @@ import nats
 from structlog.testing import capture_logs
 
 from engine.runtime.run_activity import RunActivity
+from engine.testing.event_builders import started, submitted
 from events import encode
 from events.run import RunCompleted, RunFailed
-from tests.support.factories import started, submitted
 
 
 def _ending(run_id: str, failed: bool = False) -> RunCompleted | RunFailed:

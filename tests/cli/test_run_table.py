@@ -11,10 +11,10 @@ import pytest
 
 from engine.cli.run_filters import point_in_time, run_filter
 from engine.errors import EngineError
+from engine.testing.event_builders import started, submitted
 from events.record import Recorded
 from events.run import RunCompleted, RunFailed
 from replay.run_table import RunFilter, render_table, run_row, select
-from tests.support.factories import started, submitted
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from engine.eventlog.memory import InMemoryEventLog
-from tests.support.factories import started, submitted
+from engine.testing.event_builders import started, submitted
 
 
 @pytest.fixture(params=["memory", "jetstream"])

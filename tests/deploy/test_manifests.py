@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from engine.nats.server import find_server_binary
-from tests.support.secured_nats import role_passwords, shipped_config
-from tests.support.tls import make_tls_files
+from engine.testing.secured_nats import role_passwords, shipped_config
+from engine.testing.tls import make_tls_files
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 NATS_CONFIGS = sorted(p for p in (DEPLOY / "nats").glob("*.conf") if p.name != "auth.conf")

@@ -12,12 +12,12 @@ import pytest
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher
 from engine.runtime.worker_metrics import Histogram, Metrics, MetricsServer, watch_consumer
+from engine.testing.event_builders import submitted
 from events.base import Event
 from events.run import ProblemSubmitted, RunStarted
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
 from tests.engine.test_dispatcher import _has, drain, fast, routes
-from tests.support.factories import submitted
 
 
 def _get(url: str) -> tuple[int, str, str]:

@@ -16,7 +16,7 @@ from engine.errors import ConfigError, ConnectError, ServerError
 from engine.nats.client_events import permission_violation
 from engine.nats.security import ClientSecurity
 from engine.nats.server import SECRET_FILE, embedded_secret
-from tests.support.tls import make_tls_files
+from engine.testing.tls import make_tls_files
 
 # -- settings ---------------------------------------------------------------------------------
 

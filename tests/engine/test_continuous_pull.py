@@ -10,7 +10,7 @@ from engine.errors import StreamSetupError
 from engine.nats import pull_consumer
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.server import NatsServerProcess
-from tests.support.factories import submitted
+from engine.testing.event_builders import submitted
 
 
 async def _pull_until(queue, count: int, seconds: float) -> list:  # noqa: ANN001

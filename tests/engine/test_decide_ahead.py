@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
 from events import HandlerFailed, ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import submitted
 
 
 class Flow:

@@ -9,11 +9,11 @@ import pytest
 
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
 from events import EventRejected, HandlerFailed, ProblemSubmitted, RunFailed, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import submitted
 
 
 async def start(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:

@@ -10,13 +10,13 @@ from engine.cli.commands import submit
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.histories import RunHistories
+from engine.testing.event_builders import submitted
 from events import ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from events.record import Recorded
 from events.subjects import subject_for
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import submitted
 
 FINISHING = "finishing"
 """Runs whose id starts with this complete; the others stay open after RunStarted."""

@@ -18,13 +18,13 @@ from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.jetstream import JetStreamEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.histories import RunHistories
+from engine.testing.event_builders import started, submitted
 from events import ProblemSubmitted, RunCompleted, RunStarted
 from events.base import Event
 from events.record import Recorded
 from events.run import HandlerFailed
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import started, submitted
 
 
 class Lagging:

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from engine.nats.jetstream import JetStreamEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
 from events import ProblemSubmitted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import submitted
 
 ACK_WAIT_S = 300.0
 """Far longer than the test waits: a handed-back event cannot be a redelivery after the ack wait."""

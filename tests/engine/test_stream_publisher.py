@@ -11,7 +11,7 @@ from engine.errors import PublishError, RunMovedOn
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.publisher import PublishRefused, PublishTimeout, StreamPublisher
 from engine.nats.server import NatsServerProcess
-from tests.support.factories import submitted
+from engine.testing.event_builders import submitted
 
 
 async def _never_answer(msg) -> None:  # noqa: ANN001 - nats callback

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engine.cli.commands import submission
+from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import ActionParsed, EventRejected, RunFailed, RunStarted, TrajectorySealed
 from handlers.catalog import Catalog, ExtensionMissing, builtin_catalog
 from handlers.context import Services
@@ -16,7 +17,6 @@ from handlers.rewards import RewardSpec
 from replay.fork import plan_fork
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
-from tests.support.engine_harness import make_settings, new_memory_log, run_until_done, services
 
 
 def _shout(reply: str, answer: str | None) -> str | None:

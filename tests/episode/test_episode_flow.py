@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engine.cli.commands import outcome, submission
+from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from events import (
     ActionParsed,
     AnswerGraded,
@@ -21,7 +22,6 @@ from events import (
 )
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelError, ModelReply
-from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 
 
 class Replies:

@@ -18,13 +18,13 @@ import pytest
 from engine.cli.commands import submission
 from engine.config.settings import load_settings
 from engine.errors import ConfigError
+from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from events import ActionParsed, AnswerGraded, EpisodeEnded, ModelCallRequested
 from handlers.episode.protocol import FALLBACK_ANSWER, PROTOCOLS
 from handlers.grading.dispatch import grade_answer
 from handlers.grading.registry import get_grader
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
-from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 
 QUESTION = "What is 6 times 7?"
 TRUTH = "42"

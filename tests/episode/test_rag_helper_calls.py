@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from engine.cli.commands import submission
+from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import (
     ActionParsed,
     ModelCallFailed,
@@ -17,7 +18,6 @@ from events import (
 from handlers.ports import ToolResult
 from replay.verify import verify_run
 from tests.evolve.support import RoleModel, of
-from tests.support.engine_harness import make_settings, new_memory_log, run_until_done, services
 
 HITS = "[1] math.comb (function)\nsignature: comb(n, k, /)\nNumber of ways to choose k items from n."
 RAG_CALL = '<local_rag>{"repo_name": "math", "query": "how many ways to pick 2 of 5 things"}</local_rag>'

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.cli.commands import submission
-from events import ChatMessage, SamplingParams
-from events.base import Event
-from handlers.ports import ModelError, ModelReply
-from tests.support.engine_harness import (
+from engine.testing.harness import (
     EchoPython,
     make_settings,
     new_memory_log,
     run_until_done,
     services,
 )
+from events import ChatMessage, SamplingParams
+from events.base import Event
+from handlers.ports import ModelError, ModelReply
 
 Reply = Callable[[str, str, int], str]
 """(role, prompt text, call number of that role) -> reply text."""

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from engine.cli.commands import submission
+from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import ToolReturned, VerifierReported
 from handlers.ports import ToolResult
 from tests.evolve.support import RoleModel, of
-from tests.support.engine_harness import make_settings, new_memory_log, run_until_done, services
 
 
 class RecordingPython:

@@ -10,10 +10,10 @@ import pytest
 
 from engine.nats.jetstream import JetStreamEventLog
 from engine.runtime.dispatcher import Dispatcher
+from engine.testing.event_builders import submitted
 from events import EventRejected, RunStarted, encode
 from handlers.context import Services
 from tests.engine.test_dispatcher import _has, drain, fast, routes
-from tests.support.factories import submitted
 
 pytestmark = pytest.mark.nats
 

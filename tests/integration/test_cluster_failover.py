@@ -23,12 +23,12 @@ from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.publisher import PublishRefused
 from engine.nats.server import NatsServerProcess
 from engine.nats.transient import retrying
+from engine.testing.event_builders import submitted
 from events.run import RunCompleted
 from replay.verify import verify_run
 from tests.deploy.processes import REPO, assert_recorded_once, spawn_worker, wait_finished, wait_pulling
 from tests.integration.test_worker_crash import DEMO
 from tests.support.cluster import cluster_nodes, cluster_url, connect_when_ready, node_named
-from tests.support.factories import submitted
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -121,7 +121,7 @@ async def test_a_creds_file_signed_by_the_trusted_account_connects_and_appends(
     operator_server: OperatorServer, tmp_path: Path,
 ) -> None:
     """A user JWT + seed in one .creds file: connected, stream definitions applied, an event stored."""
-    from tests.support.factories import submitted
+    from engine.testing.event_builders import submitted
 
     creds = _creds_file(tmp_path / "worker.creds", operator_server.account, "worker")
     log = await _connect_when_up(operator_server.url, ClientSecurity(creds_file=str(creds)))

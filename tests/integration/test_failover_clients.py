@@ -24,8 +24,8 @@ from engine.nats.jetstream import DUPLICATE_IN_PROCESS, JetStreamEventLog
 from engine.nats.publisher import PublishRefused, PublishTimeout
 from engine.nats.server import NatsServerProcess
 from engine.nats.transient import is_transient, retrying
+from engine.testing.event_builders import submitted
 from events import ProblemSubmitted
-from tests.support.factories import submitted
 
 pytestmark = pytest.mark.nats
 

@@ -23,6 +23,8 @@ from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.jetstream import PAYLOAD_HEADER, JetStreamEventLog
 from engine.nats.rollout_source import JetStreamRolloutSource
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import started, submitted
+from engine.testing.harness import make_settings, services
 from events import ChatMessage, EventRejected, HandlerFailed, RunCompleted, RunFailed, Turn, encode
 from events.model import SamplingParams
 from events.record import Unreadable
@@ -32,8 +34,6 @@ from handlers.ports import ModelReply
 from handlers.routes import ROUTES, Route
 from replay.training import RolloutSubscription, SubscriptionOptions
 from replay.verify import verify_run
-from tests.support.engine_harness import make_settings, services
-from tests.support.factories import started, submitted
 from tests.training.conftest import trajectory
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(120)]

@@ -11,8 +11,8 @@ import nats.js.errors
 import pytest
 
 from engine.nats.jetstream import JetStreamEventLog
+from engine.testing.event_builders import submitted
 from events import ProblemSubmitted
-from tests.support.factories import submitted
 
 pytestmark = pytest.mark.nats
 

@@ -21,11 +21,11 @@ from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.rollout_source import connect_trainer
 from engine.nats.security import ClientSecurity
 from engine.nats.server import find_server_binary
+from engine.testing.secured_nats import DEPLOY_NATS, SecuredServer, role_passwords, secured_server, shipped_config
+from engine.testing.tls import make_tls_files
 from events.run import RunCompleted
 from events.subjects import subject_for_tag
 from tests.deploy.processes import REPO, spawn_worker, wait_finished, wait_pulling
-from tests.support.secured_nats import DEPLOY_NATS, SecuredServer, role_passwords, secured_server, shipped_config
-from tests.support.tls import make_tls_files
 from tests.training.conftest import trajectory
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]

@@ -11,11 +11,11 @@ from engine.config.settings import NatsSettings
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.streams import Definitions
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
 from events import ProblemSubmitted, RunStarted
 from events.base import Event
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
-from tests.support.factories import submitted
 
 pytestmark = pytest.mark.nats
 

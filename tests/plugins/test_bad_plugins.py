@@ -13,8 +13,8 @@ from engine.app.bootstrap import build_services, open_runtime
 from engine.errors import ConfigError
 from engine.plugins import PluginError, load_plugins
 from engine.plugins.loader import loaded
+from engine.testing.harness import make_settings
 from tests.plugins.support import ROOT, on_path, write_package
-from tests.support.engine_harness import make_settings
 
 GOOD = '''
     from engine.plugins import Domain, Plugin, grader

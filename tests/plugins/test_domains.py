@@ -16,17 +16,17 @@ from engine.cli.commands import submission
 from engine.datasets import load_problems
 from engine.models.router import ModelRouter
 from engine.plugins import RegistryGrader, load_plugins
-from events import AnswerGraded, ModelCallRequested, RunStarted, TrajectorySealed
-from handlers.domains import MATH, extract_choice, get_domain, grade_choice, normalise_choice
-from replay.verify import verify_run
-from tests.plugins.support import ROOT, on_path, write_package
-from tests.support.engine_harness import (
+from engine.testing.harness import (
     ExactGrader,
     make_settings,
     new_memory_log,
     run_until_done,
     services,
 )
+from events import AnswerGraded, ModelCallRequested, RunStarted, TrajectorySealed
+from handlers.domains import MATH, extract_choice, get_domain, grade_choice, normalise_choice
+from replay.verify import verify_run
+from tests.plugins.support import ROOT, on_path, write_package
 
 MCQ = ROOT / "examples" / "mcq"
 

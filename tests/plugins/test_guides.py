@@ -7,11 +7,7 @@ from pathlib import Path
 
 from engine.cli.commands import submission
 from engine.plugins import RegistryGrader, load_plugins
-from events import AnswerGraded, ToolReturned, TrajectorySealed
-from replay.verify import verify_run
-from tests.episode.test_episode_flow import Replies
-from tests.plugins.support import ROOT, install_project, on_path
-from tests.support.engine_harness import (
+from engine.testing.harness import (
     EchoPython,
     ExactGrader,
     make_settings,
@@ -19,6 +15,10 @@ from tests.support.engine_harness import (
     run_until_done,
     services,
 )
+from events import AnswerGraded, ToolReturned, TrajectorySealed
+from replay.verify import verify_run
+from tests.episode.test_episode_flow import Replies
+from tests.plugins.support import ROOT, install_project, on_path
 
 GUIDES = ROOT / "docs" / "extending"
 _BLOCK = re.compile(r"```(?:python|toml)\n# file: (?P<path>\S+)\n(?P<body>.*?)```", re.DOTALL)

@@ -12,13 +12,13 @@ from engine.cli.commands import submission
 from engine.cli.main import main
 from engine.grading.router import RegistryGrader
 from engine.plugins import forget, load_plugins
+from engine.testing.harness import ExactGrader, make_settings, new_memory_log, run_until_done, services
 from events import RunStarted
 from events.codec import to_builtins
 from handlers.catalog import ExtensionMissing
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import on_path, write_package
-from tests.support.engine_harness import ExactGrader, make_settings, new_memory_log, run_until_done, services
 
 SOURCE = '''
     from engine.plugins import Domain, Grade, Plugin, grader

@@ -8,13 +8,13 @@ import pytest
 
 from engine.cli.commands import submission
 from engine.plugins import load_plugins
+from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import EpisodeEnded, TrajectorySealed
 from handlers.catalog import builtin_catalog
 from handlers.rewards import RewardInput, RewardSpec, compute_reward, shaped_reward
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import on_path, write_package
-from tests.support.engine_harness import make_settings, new_memory_log, run_until_done, services
 
 
 def test_default_reward_is_the_grade() -> None:

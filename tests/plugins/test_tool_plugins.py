@@ -10,6 +10,13 @@ import pytest
 
 from engine.cli.commands import submission
 from engine.plugins import load_plugins
+from engine.testing.harness import (
+    EchoPython,
+    make_settings,
+    new_memory_log,
+    run_until_done,
+    services,
+)
 from events import (
     ModelCallRequested,
     RunStarted,
@@ -21,13 +28,6 @@ from events import (
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import ROOT, install_project, on_path, write_package
-from tests.support.engine_harness import (
-    EchoPython,
-    make_settings,
-    new_memory_log,
-    run_until_done,
-    services,
-)
 
 TOOLS_MODULE = '''
     import asyncio

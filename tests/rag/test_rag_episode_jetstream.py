@@ -7,10 +7,10 @@ import json
 from engine.cli.commands import submission
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
+from engine.testing.harness import make_settings, run_until_done, services
 from engine.tools.local_rag import LocalRagTool
 from events import ModelCallRequested, ToolCallRequested, ToolReturned, TrajectorySealed
 from replay.verify import verify_run
-from tests.support.engine_harness import make_settings, run_until_done, services
 
 
 def _model(messages: list[dict]) -> str:

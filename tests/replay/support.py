@@ -7,9 +7,9 @@ from typing import Any
 
 from engine.cli.commands import submission
 from engine.cli.replay import read_history
+from engine.testing.harness import EchoPython, make_settings, run_until_done, services
 from events.record import Recorded
 from tests.episode.test_episode_flow import Replies
-from tests.support.engine_harness import EchoPython, make_settings, run_until_done, services
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -39,8 +39,8 @@ async def run_forked(log: Any, svc: Any, run_ids: list[str], *, timeout: float =
 
     from engine.cli.replay import ForkAwareDispatcher
     from engine.runtime.dispatcher import DispatcherSettings
+    from engine.testing.harness import _finished
     from handlers.routes import ROUTES
-    from tests.support.engine_harness import _finished
 
     dispatcher = ForkAwareDispatcher(log, ROUTES, svc, DispatcherSettings(pull_timeout=0.05, backoff_base=0.0))
     task = asyncio.create_task(dispatcher.run())

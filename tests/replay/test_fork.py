@@ -8,12 +8,12 @@ import pytest
 
 from engine.cli.replay import fork_run
 from engine.errors import EngineError
+from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from events import ActionParsed, ModelCallRequested, ProblemSubmitted, RunCompleted, RunStarted
 from replay.diff import diff_runs
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.replay.support import CODE_THEN_ANSWER, run_episode, run_forked
-from tests.support.engine_harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 
 NEW_MODEL = {"models": {"policy": {"model": "model-two"}}}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from engine.cli.replay import fork_run, rebuild_report
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
+from engine.testing.harness import make_settings, services
 from events import RunCompleted
 from replay.verify import verify_run
 from tests.replay.support import run_episode, run_forked
-from tests.support.engine_harness import make_settings, services
 
 
 def _policy(messages: list[dict]) -> str:

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 from engine.app.bootstrap import build_services
+from engine.testing.harness import make_settings
 from engine.tools.python_code import SandboxedPython
-from tests.support.engine_harness import make_settings
 
 
 async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> None:

@@ -20,13 +20,13 @@ from engine.nats.rollout_source import JetStreamRolloutSource
 from engine.rollouts import DriverOptions, RolloutDriver, discard_recorder
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.serving import ActivePolicies, PolicySync, VllmLoraLoader, announce_update, wait_for_outcome
+from engine.testing.harness import make_settings, services
 from events.episode import TrajectorySealed
 from events.model import ModelResponded
 from events.policy import PolicyActivated, RolloutDiscarded
 from events.run import ProblemSubmitted
 from handlers.routes import ROUTES
 from replay.training import RolloutSubscription, SubscriptionOptions
-from tests.support.engine_harness import make_settings, services
 
 pytestmark = pytest.mark.nats
 

@@ -9,11 +9,11 @@ from engine.cli.commands import submission
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
 from engine.serving import ActivePolicies
+from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events.episode import TrajectorySealed, Turn
 from events.model import ChatMessage, ModelResponded
 from events.policy import PolicyActivated, policy_run_id
 from handlers.episode.flow import version_fields
-from tests.support.engine_harness import make_settings, new_memory_log, run_until_done, services
 
 
 def _activation(version: int, endpoint: str | None, served_model: str | None = None) -> PolicyActivated:

@@ -70,7 +70,7 @@ def test_garbage_bytes_raise_a_decode_error(payload: bytes) -> None:
 
 def test_subject_maps_tag_dots_to_tokens() -> None:
     """A run's events live under apollo.run.<run_id>.<tag tokens>."""
-    from tests.support.factories import submitted
+    from engine.testing.event_builders import submitted
 
     event = submitted("r-42")
     assert subject_for(event) == "apollo.run.r-42.problem.submitted"

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
 from events import DecodeError, EventRejected, ProblemSubmitted, RunStarted, UnknownEvent, decode, encode
 from events.base import Event
 from events.codec import MAX_DEPTH
 from handlers.context import Services
 from tests.engine.test_dispatcher import routes
-from tests.support.factories import submitted
 
 SKELETON = json.loads(encode(submitted("prop")))
 """A valid submission to hide hostile values in."""

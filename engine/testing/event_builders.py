@@ -1,4 +1,4 @@
-"""Small builders for events in tests."""
+"""Small builders for events in tests and benchmarks."""
 
 from __future__ import annotations
 

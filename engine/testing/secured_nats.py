@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engine.nats.security import ClientSecurity
 from engine.nats.server import find_server_binary, free_port
-from tests.support.tls import TlsFiles, make_tls_files
+from engine.testing.tls import TlsFiles, make_tls_files
 
 DEPLOY_NATS = Path(__file__).resolve().parents[2] / "deploy" / "nats"
 ROLES = ("submitter", "worker", "trainer", "viewer", "admin")

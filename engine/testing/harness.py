@@ -1,4 +1,8 @@
-"""Run the real routing table over an event log with chosen services, in-process."""
+"""Run the real routing table over an event log with chosen services, in-process.
+
+The stand-ins (``EchoPython``, ``ExactGrader``) replace the sandboxed python tool and the
+process-pool grader where a test or benchmark measures something else.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +11,20 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from engine.app.bootstrap import settings_for_run
 from engine.config.settings import Settings, validate
 from engine.eventlog.memory import InMemoryEventLog
+from engine.plugins import load_plugins
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.tools.registry import ToolRegistry
 from events.run import RunCompleted, RunFailed
 from handlers.context import Services
-from handlers.ports import ToolResult
+from handlers.ports import Grade, ToolResult
 from handlers.routes import ROUTES
 
 
 class EchoPython:
-    """A stand-in python tool for unit tests: evaluates nothing, echoes a canned stdout."""
+    """A stand-in python tool: evaluates nothing, echoes a canned stdout."""
 
     name = "python_code"
 
@@ -33,11 +39,9 @@ class EchoPython:
 
 
 class ExactGrader:
-    """Grades by string equality (unit tests; the process-pool grader is tested on its own)."""
+    """Grades by string equality (the process-pool grader is tested and measured on its own)."""
 
     async def grade(self, answer: str, ground_truth: str, mode: str, *, metadata: Any = None) -> Any:
-        from handlers.ports import Grade
-
         return Grade(score=float(answer.strip() == ground_truth.strip()), method="exact")
 
 
@@ -47,9 +51,7 @@ def make_settings(raw: dict[str, Any] | None = None) -> Settings:
 
 def services(settings: Settings, *, models: Any, tools: dict[str, Any] | None = None,
              grader: Any = None) -> Services:
-    from engine.app.bootstrap import settings_for_run
-    from engine.plugins import load_plugins
-
+    """The engine's services with the given model client; tools and grader default to the stand-ins."""
     return Services(
         models=models,
         tools=ToolRegistry(tools if tools is not None else {"python_code": EchoPython()}),
