@@ -20,9 +20,10 @@ from engine.app.bootstrap import build_tools, client_security, running_engine_ur
 from engine.cli.sandbox import protection_report
 from engine.config.settings import Settings, default_data_dir
 from engine.errors import ConfigError, ConnectError, EngineError
+from engine.nats import server as nats_server
 from engine.nats.jetstream import JetStreamEventLog, connect_failure_reason, connection_encrypted
 from engine.nats.security import connect_failure, shown_url
-from engine.nats.server import MIN_SERVER_VERSION, find_server_binary, server_version
+from engine.nats.server import MIN_SERVER_VERSION
 from engine.nats.streams import Definitions
 
 Status = Literal["ok", "warn", "fail"]
@@ -404,8 +405,8 @@ def _embedded_fallback_check() -> Check:
     """No engine to check: commands that need one start their own (the server binary is
     what they need then)."""
     try:
-        binary = find_server_binary()
-        version = ".".join(map(str, server_version(binary)))
+        binary = nats_server.find_server_binary()  # looked up on the module so tests can stand in for it
+        version = ".".join(map(str, nats_server.server_version(binary)))
     except (EngineError, OSError) as exc:
         return Check("nats", "server", "fail",
                      f"no `apollo up` runs here and no nats-server can be started: {exc}",
