@@ -25,11 +25,13 @@ from engine.cli import (
     rag,
     replay,
     report,
+    rollouts,
     runs,
     sandbox,
     schema,
     serve,
     solve,
+    train,
 )
 from engine.cli.problem_args import fill_from_dataset
 from engine.config.settings import Settings, load_settings
@@ -37,7 +39,7 @@ from engine.errors import EngineError
 from engine.runtime.signals import end_like_ctrl_c
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    serve, solve, runs, schema, sandbox, rag, export, dataset_run, doctor, replay, report, plugins,
+    serve, solve, runs, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, report, plugins, train,
 )
 """Where every `apollo` command is defined; to add one, write a module with ``register`` and list it."""
 

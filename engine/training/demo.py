@@ -1,0 +1,302 @@
+"""`apollo train --demo`: GRPO on a real model, every rollout through the engine.
+
+One step:
+
+1. the step's problems are submitted (``group_size`` runs each, one GRPO group per problem)
+   to the embedded nats-server; in-process workers run the single-turn episodes, whose
+   model calls go over HTTP to :class:`GenerationServer`, which samples from the weights
+   of the current policy version and returns token ids and logprobs;
+2. the sealed trajectories come back through the exactly-once subscription
+   (``RolloutSubscription`` on a durable JetStream consumer), as whole groups;
+3. verl's GRPO advantages and policy loss, one AdamW step (:class:`Trainer`);
+4. a checkpoint (weights, optimiser, subscription cursor), then the batch is acknowledged;
+5. ``policy.updated`` is appended; the serving side (``PolicySync``) loads the checkpoint
+   into the server and records ``policy.activated``; only then does the next step submit.
+
+Everything lives under ``--out``: the engine's data dir (the NATS store included), the
+checkpoints, ``metrics.jsonl`` and ``reward.png``. Started again with the same ``--out``,
+the demo restores the last checkpoint and goes on: trajectories trained before the kill
+are in the restored cursor (dropped if redelivered), the others are redelivered and trained
+once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from engine.app.bootstrap import Runtime, open_runtime
+from engine.cli.commands import local_workers, submission, submit
+from engine.config.settings import Settings, validate
+from engine.errors import EngineError
+from engine.nats.rollout_source import JetStreamRolloutSource
+from engine.serving import CallableLoader, LoadFailed, PolicySync, announce_update, wait_for_outcome
+from engine.training import checkpoint, metrics
+from engine.training.checkpoint import CheckpointState
+from engine.training.generator import Generator
+from engine.training.model_package import MODEL_NAME, load_policy
+from engine.training.progress import StepBar
+from engine.training.server import GenerationServer
+from engine.training.task import Problem, problems_for_step
+from engine.training.trainer import Trainer, TrainOutcome
+from events.policy import PolicyActivated
+from replay.training import RolloutSubscription, SubscriptionOptions, TrainingBatch, TrainingCursor
+
+DURABLE = "train-demo"
+RUN_PREFIX = "demo"
+DATA_SOURCE = "train-demo"
+BASE_MODEL = "SmolLM2-135M-Instruct"
+SERVER_FILE = "server.json"
+TORCH_THREADS = 2
+
+
+class DemoError(EngineError):
+    """The demo cannot run as asked (the message says why)."""
+
+
+class DemoOptions(msgspec.Struct, frozen=True, kw_only=True):
+    out: Path
+    steps: int = 30
+    groups: int = 4
+    """Problems (GRPO groups) per step: the groups in flight at once."""
+    group_size: int = 6
+    """Samples per problem."""
+    max_tokens: int = 24
+    temperature: float = 1.0
+    lr: float = 2e-5
+    seed: int = 0
+    ack_wait: float = 120.0
+    activation_timeout: float = 120.0
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "groups", "group_size", "max_tokens"):
+            if getattr(self, name) < 1:
+                msg = f"{name} must be at least 1, got {getattr(self, name)}"
+                raise DemoError(msg)
+        if not self.lr > 0:
+            msg = f"lr must be positive, got {self.lr}"
+            raise DemoError(msg)
+
+
+def prepare_out(out: Path) -> Path:
+    """Create ``out`` and prove it writable before anything slow starts."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        msg = f"cannot write to --out {out}: {exc.strerror or exc}"
+        raise DemoError(msg) from exc
+    return out
+
+
+def demo_settings(settings: Settings, out: Path) -> Settings:
+    """The engine's settings for the demo: its own data dir under ``out`` (and so its own
+    embedded nats-server and store), never a configured or running engine."""
+    raw = msgspec.to_builtins(settings)
+    raw["data_dir"] = str(out / "engine")
+    raw["nats"] = {**raw.get("nats", {}), "url": None, "store_dir": None}
+    return validate(raw)
+
+
+def run_config(options: DemoOptions, base_url: str) -> dict[str, Any]:
+    """Every demo run's settings: single-turn, no tools, the demo server as the policy."""
+    return {
+        "models": {"policy": {
+            "model": MODEL_NAME, "base_url": base_url, "temperature": options.temperature, "top_p": 1.0,
+            "max_tokens": options.max_tokens, "return_token_ids": True, "return_logprobs": True,
+            "timeout": 600.0, "max_retries": 2,
+        }},
+        "episode": {"max_steps": 1, "enable_python_code": False, "enable_local_rag": False},
+    }  # fmt: skip
+
+
+def group_id(step: int, index: int) -> str:
+    return f"{RUN_PREFIX}-s{step:04d}-p{index}"
+
+
+async def submit_step(runtime: Runtime, step: int, problems: list[Problem], options: DemoOptions,
+                      config: dict[str, Any], version: int) -> None:
+    """The step's runs; their ids are fixed by step and slot, so a resumed step resubmits nothing new."""
+    for index, problem in enumerate(problems):
+        group = group_id(step, index)
+        for sample in range(options.group_size):
+            await submit(runtime.log, submission(
+                f"{group}-{sample}", problem.question, ground_truth=problem.answer,
+                problem_id=problem.problem_id, data_source=DATA_SOURCE, workflow="reason", config=config,
+                group_id=group, sample_index=sample, group_size=options.group_size,
+                metadata={"policy_version": version, "train_step": step},
+            ))  # fmt: skip
+
+
+class Demo:
+    """The demo's parts, wired; :meth:`run` trains until ``options.steps``."""
+
+    def __init__(self, options: DemoOptions, settings: Settings, *, stream: TextIO | None = None) -> None:
+        self.options = options
+        self.out = options.out
+        self.checkpoints = options.out / "checkpoints"
+        self.settings = demo_settings(settings, options.out)
+        self.stream = stream
+
+    async def run(self) -> list[dict[str, Any]]:
+        """Train the remaining steps; returns every step's record (earlier runs' included)."""
+        # deferred: torch is the train extra's
+        import torch
+
+        torch.set_num_threads(TORCH_THREADS)
+        torch.manual_seed(self.options.seed)
+        model, tokenizer = await asyncio.to_thread(load_policy)
+        trainer = Trainer(model, tokenizer, lr=self.options.lr, group_size=self.options.group_size,
+                          temperature=self.options.temperature, max_response_tokens=self.options.max_tokens)
+        state = checkpoint.read_latest(self.checkpoints)
+        if state is not None:
+            await asyncio.to_thread(checkpoint.restore, self.checkpoints, state, model, trainer.optimizer)
+            self._repair_metrics(state)
+        done = state.step if state else 0
+        version = state.version if state else 0
+        if done >= self.options.steps:
+            records = metrics.read(self.out)
+            if records:
+                metrics.plot(self.out, records)
+            return records
+        generator = Generator(copy.deepcopy(model), tokenizer, version=version)
+        runtime = await open_runtime(self.settings, start_server=True)
+        try:
+            async with (GenerationServer(generator, MODEL_NAME, port=self._server_port()) as server,
+                        local_workers(runtime, enabled=True)):
+                self._remember_port(server.port)
+                await self._loop(runtime, server, trainer, state, done, version)
+        finally:
+            await runtime.close()
+        return metrics.read(self.out)
+
+    async def _loop(self, runtime: Runtime, server: GenerationServer, trainer: Trainer,
+                    state: CheckpointState | None, done: int, version: int) -> None:
+        sync = PolicySync(runtime.log, CallableLoader(self._loader(server)), endpoint=server.base_url)
+        sync_task = asyncio.create_task(sync.run())
+        source = await JetStreamRolloutSource.create(runtime.log.js, durable=DURABLE, ack_wait=self.options.ack_wait,
+                                                     log=runtime.log)
+        sub = RolloutSubscription(source, SubscriptionOptions(
+            group_size=self.options.group_size, groups_per_batch=self.options.groups, fetch_timeout=0.5,
+            heartbeat_interval=self.options.ack_wait / 4,
+        ), cursor=state.cursor if state else TrainingCursor(), policy_version=version)  # fmt: skip
+        trained = list(state.trained) if state else []
+        bar = StepBar(self.options.steps, done=done, stream=self.stream)
+        try:
+            if state is not None and state.version > 0:  # a kill before the announcement: announce again
+                await self._announce(runtime, state, {})
+            config = run_config(self.options, server.base_url)
+            for step in range(done + 1, self.options.steps + 1):
+                record = await self._step(runtime, sub, trainer, step, version, config, trained)
+                version = step
+                sub.policy_version = version
+                bar.advance(record)
+        finally:
+            bar.close()
+            await sub.aclose()
+            with contextlib.suppress(Exception):
+                await source.close()
+            sync.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(sync_task, 10)
+
+    async def _step(self, runtime: Runtime, sub: RolloutSubscription, trainer: Trainer, step: int,
+                    version: int, config: dict[str, Any], trained: list[str]) -> dict[str, Any]:
+        started = time.perf_counter()
+        problems = problems_for_step(step, self.options.groups, seed=self.options.seed)
+        await submit_step(runtime, step, problems, self.options, config, version)
+        batch = await anext(sub)
+        rollout_s = time.perf_counter() - started
+        stale = batch.staleness_of()
+        outcome = await asyncio.to_thread(trainer.train, batch.trajectories, stale)
+        synced = time.perf_counter()
+        ids = [t.event_id for t in batch.trajectories]
+        trained.extend(ids)
+        record = step_record(step, version, batch, outcome, rollout_s)
+        state = CheckpointState(step=step, version=step, folder=checkpoint.step_folder(self.checkpoints, step).name,
+                                cursor=batch.cursor, trained=trained, record=record)
+        await asyncio.to_thread(checkpoint.save, self.checkpoints, state, trainer.model, trainer.optimizer)
+        await batch.commit()
+        await self._announce(runtime, state, {"loss": record["loss"], "reward_mean": record["reward_mean"]})
+        record["sync_s"] = round(time.perf_counter() - synced, 3)
+        metrics.append(self.out, record)
+        metrics.plot(self.out, metrics.read(self.out))
+        return record
+
+    async def _announce(self, runtime: Runtime, state: CheckpointState, step_metrics: dict[str, float]) -> None:
+        """``policy.updated`` for the checkpoint; returns once the server serves it."""
+        folder = self.checkpoints / state.folder
+        update = await announce_update(runtime.log, version=state.version, checkpoint=str(folder),
+                                       base_model=BASE_MODEL, trainer_step=state.step, adapter=None,
+                                       metrics=step_metrics)
+        outcome = await wait_for_outcome(runtime.log, update, timeout=self.options.activation_timeout)
+        if not isinstance(outcome, PolicyActivated):
+            msg = f"the server did not take version {state.version}: {getattr(outcome, 'reason', outcome)}"
+            raise DemoError(msg)
+
+    @staticmethod
+    def _loader(server: GenerationServer) -> Any:
+        async def swap(update: Any) -> str | None:
+            folder = Path(update.checkpoint)
+            try:
+                state = await asyncio.to_thread(checkpoint.load_weights, folder)
+            except (OSError, RuntimeError) as exc:
+                msg = f"cannot read the weights in {folder}: {exc}"
+                raise LoadFailed(msg) from exc
+            await server.load_weights(state, int(update.version))
+            return None
+
+        return swap
+
+    def _repair_metrics(self, state: CheckpointState) -> None:
+        """A kill between the checkpoint and its metrics line: write the line from the checkpoint."""
+        recorded = {r.get("step") for r in metrics.read(self.out)}
+        if state.record and state.step not in recorded:
+            metrics.append(self.out, {**state.record, "recovered": True})
+
+    def _server_port(self) -> int:
+        """The port of the previous run: runs submitted before a kill recorded that URL."""
+        try:
+            port = int(json.loads((self.out / SERVER_FILE).read_text())["port"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                return 0
+        return port
+
+    def _remember_port(self, port: int) -> None:
+        (self.out / SERVER_FILE).write_text(json.dumps({"port": port}))
+
+
+def step_record(step: int, version: int, batch: TrainingBatch, outcome: TrainOutcome,
+                rollout_s: float) -> dict[str, Any]:
+    """One line of metrics.jsonl (``sync_s`` is filled in after the weights are served)."""
+    result = outcome.result
+    known = [s for s in batch.staleness_of().values() if s is not None]
+    rewards = outcome.rewards
+    return {
+        "step": step, "policy_version": version, "groups": len(batch.groups), "samples": outcome.samples,
+        "reward_mean": round(sum(rewards) / len(rewards), 4) if rewards else 0.0,
+        "loss": round(result.loss, 6) if result else 0.0,
+        "kl": round(result.kl, 6) if result else 0.0,
+        "clip_fraction": round(result.clip_fraction, 6) if result else 0.0,
+        "grad_norm": round(result.grad_norm, 4) if result else 0.0,
+        "response_tokens": result.tokens if result else 0,
+        "staleness_max": max(known) if known else None,
+        "rollout_s": round(rollout_s, 3), "tokenize_s": round(outcome.tokenize_s, 3),
+        "train_s": round(outcome.train_s, 3), "sync_s": 0.0,
+        "skipped": outcome.skipped, "trajectories": [t.event_id for t in batch.trajectories],
+    }  # fmt: skip
