@@ -307,7 +307,7 @@ READERS: dict[str, str] = {
     "dataset.samples": "engine/cli/dataset_run.py",
     "worker.concurrency": "engine/app/bootstrap.py",
     "worker.max_deliveries": "engine/app/bootstrap.py",
-    "worker.workers": "engine/cli/main.py",
+    "worker.workers": "engine/cli/serve.py",
     "log.json": "engine/cli/main.py",
     "log.level": "engine/cli/main.py",
     "data_dir": "engine/config/settings.py",
