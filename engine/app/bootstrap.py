@@ -76,7 +76,6 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
         ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
             unreachable.
     """
-
     load_plugins(settings)  # a bad plugin stops every command before anything starts
     url = settings.nats.url or running_engine_url(settings)
     server = None
@@ -170,7 +169,6 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
 
 def build_tools(settings: Settings) -> dict[str, Any]:
     """Every registered tool keyed by its tag: built-ins and plugins, through one registry."""
-
     return load_plugins(settings).tool_runners(settings)
 
 
@@ -203,7 +201,6 @@ class KeyedModelRouter:
 
 def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str, Any]:
     """The engine's run settings with a submission's overrides laid over (validated)."""
-
     base = settings.run_settings()
     if not overrides:
         return resolve_run_settings(base, load_plugins(settings))

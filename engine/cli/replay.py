@@ -299,7 +299,6 @@ def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any
     """Settings the fork lays over the parent's: a config file, then --model/--model-url."""
     overrides: dict[str, Any] = {}
     if args.fork_config:
-
         raw = translate(read_config_file(Path(args.fork_config)))
         overrides = {key: raw[key] for key in RUN_SECTIONS if key in raw}
         for spec in overrides.get("models", {}).values():
@@ -355,7 +354,6 @@ def event_seq(records: Sequence[Recorded], number: int) -> int:
 
 
 def _policy_model(records: list[Recorded]) -> str:
-
     for record in records:
         if isinstance(record.event, RunStarted):
             return str(record.event.settings.get("models", {}).get("policy", {}).get("model", ""))
@@ -374,7 +372,6 @@ async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
         await runtime.close()
     diff = diff_runs(a, b)
     if args.html:
-
         page = render_html([a, b], title=f"{args.run_a} vs {args.run_b}")
         Path(args.html).write_text(page, encoding="utf-8")  # noqa: ASYNC240 - one file, after the reads
         print(f"wrote {args.html}", file=sys.stderr)

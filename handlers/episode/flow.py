@@ -343,7 +343,6 @@ def domain_prompt(ctx: HandlerContext, settings: RunSettings) -> dict[str, Any]:
 
 def _recognised(enabled: list[str]) -> tuple[str, ...]:
     """Enabled tools first, then the other tags the protocol knows (so misuse is caught)."""
-
     return tuple(dict.fromkeys([*enabled, *DEFAULT_TOOL_TAGS]))
 
 

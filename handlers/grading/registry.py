@@ -61,14 +61,12 @@ def as_grade(value: object, method: str) -> Grade:
 
 def _pooled(mode: str) -> GraderFunction:
     def grade(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-
         return grade_answer(answer, ground_truth, mode)
 
     return grade
 
 
 def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-
     return grade_choice(answer, ground_truth, metadata)
 
 
