@@ -25,10 +25,11 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from engine.errors import EngineError
 from events.policy import PolicyActivated, PolicyUpdated
 
 
-class LoadFailed(Exception):
+class LoadFailed(EngineError):
     """The endpoint did not take the weights; ``reason`` says why in one line."""
 
     def __init__(self, reason: str) -> None:

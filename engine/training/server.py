@@ -22,12 +22,13 @@ from typing import Any
 
 from aiohttp import web
 
+from engine.errors import EngineError
 from engine.training.generator import Completion, GenerationRequest, Generator
 
 MAX_TOKENS_LIMIT = 4096
 
 
-class BadRequest(ValueError):
+class BadRequest(ValueError, EngineError):
     """A request body this server refuses (answered 400 with the reason)."""
 
 
