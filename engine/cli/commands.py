@@ -16,6 +16,7 @@ from engine.eventlog.port import Appended, EventLog
 from engine.eventlog.stored import report_unreadable
 from engine.nats.transient import retrying
 from engine.runtime.dispatcher import DispatcherSettings
+from engine.serving.watch import watching_activations
 from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
 from events.record import Recorded, Unreadable
@@ -185,13 +186,14 @@ async def local_workers(runtime: Runtime, enabled: bool):  # noqa: ANN201 - asyn
         yield None
         return
     dispatcher = runtime.dispatcher()
-    task = asyncio.create_task(dispatcher.run())
-    try:
-        yield dispatcher
-    finally:
-        dispatcher.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
+    async with watching_activations(runtime.log):  # model calls carry the served policy version
+        task = asyncio.create_task(dispatcher.run())
+        try:
+            yield dispatcher
+        finally:
+            dispatcher.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 30)
 
 
 def events_only(records: list[Recorded]) -> list[Event]:

@@ -23,6 +23,7 @@ from engine.runtime.projector import run_projector
 from engine.runtime.run_activity import RunActivity
 from engine.runtime.signals import install_signal_handlers
 from engine.runtime.worker_metrics import exposed
+from engine.serving.watch import watching_activations
 
 log = structlog.get_logger("apollo.up")
 
@@ -86,7 +87,10 @@ async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with
     projector_stop = asyncio.Event()
     projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
     try:
-        async with exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics:
+        async with (
+            exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics,
+            watching_activations(runtime.log),  # model calls carry the served policy version
+        ):
             dispatcher.observer = metrics
             await dispatcher.run()
     finally:

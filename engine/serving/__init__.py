@@ -17,7 +17,7 @@ from engine.serving.loaders import (
     WeightLoader,
 )
 from engine.serving.sync import PolicySync
-from engine.serving.watch import ActivationWatcher
+from engine.serving.watch import ActivationWatcher, watching_activations
 
 __all__ = [
     "ActivationWatcher",
@@ -33,4 +33,5 @@ __all__ = [
     "active_policies",
     "announce_update",
     "wait_for_outcome",
+    "watching_activations",
 ]

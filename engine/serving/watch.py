@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+
+import structlog
 
 from engine.eventlog.port import EventLog
 from engine.serving.active import ActivePolicies, active_policies
 from events.policy import DEFAULT_POLICY, PolicyActivated, policy_run_id
+
+log = structlog.get_logger("apollo.serving")
 
 
 class ActivationWatcher:
@@ -44,9 +48,30 @@ class ActivationWatcher:
 
     async def run(self) -> None:
         while not self._stop.is_set():
-            await self.catch_up()
+            try:
+                await self.catch_up()
+            except Exception as exc:  # noqa: BLE001 - the bus is away for now: keep the versions known, retry
+                log.warning("policy_watch_failed", error=str(exc) or type(exc).__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.poll_interval)
 
     def stop(self) -> None:
         self._stop.set()
+
+
+@contextlib.asynccontextmanager
+async def watching_activations(event_log: EventLog, registry: ActivePolicies | None = None) -> AsyncIterator[None]:
+    """Keep this process's served versions current while the block runs (workers' model calls
+    then carry them); the versions already activated are read before the block starts."""
+    watcher = ActivationWatcher(event_log, registry)
+    try:
+        await watcher.catch_up()
+    except Exception as exc:  # noqa: BLE001 - workers start anyway; the loop below retries
+        log.warning("policy_watch_failed", error=str(exc) or type(exc).__name__)
+    task = asyncio.create_task(watcher.run())
+    try:
+        yield
+    finally:
+        watcher.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 10)

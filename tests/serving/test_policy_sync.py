@@ -277,3 +277,16 @@ async def test_announcing_a_version_twice_writes_it_once(jetstream_log: Any, che
     second = await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"))
     assert second == first
     assert len(await _policy_events(jetstream_log)) == 1
+
+
+async def test_workers_know_the_served_version_before_their_first_call(
+    jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
+) -> None:
+    from engine.serving import watching_activations
+
+    await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
+    await _sync(jetstream_log, vllm, ActivePolicies()).catch_up()
+    worker_registry = ActivePolicies()
+    async with watching_activations(jetstream_log, worker_registry):
+        active = worker_registry.for_call("policy", vllm.base_url)
+        assert active is not None and active.version == 1
