@@ -3,8 +3,9 @@
 vLLM (started with ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``) takes
 ``POST /v1/load_lora_adapter`` with ``{"lora_name": ..., "lora_path": ...}`` and
 ``POST /v1/unload_lora_adapter`` with ``{"lora_name": ...}``; a loaded adapter is then
-served under its name as a model. These handlers answer the same way: a name already
-loaded, or a path that does not exist here, is a 400; unloading an unknown name a 404.
+served under its name as a model. These handlers answer as vLLM's ``OpenAIServingModels``
+does: a name already loaded is a 400, a path that does not exist here a 404 (vLLM's
+``LoRAAdapterNotFoundError``), unloading an unknown name a 404.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ class FakeLoraAdapters:
             message, self.refuse_next = self.refuse_next, None
             return error_response(400, message)
         if name in self.loaded:
-            return error_response(400, f"The lora adapter '{name}' has already been loaded.")
+            return error_response(400, f"The lora adapter '{name}' has already been loaded. If you want to "
+                                       "load the adapter in place, set 'load_inplace' to True.")
         if not os.path.exists(path):  # noqa: ASYNC240 - one stat of a local test path
-            return error_response(400, f"Loading lora {name} failed: No adapter found for {path}")
+            return error_response(404, f"Loading lora {name} failed: No adapter found for {path}")
         self.loaded[name] = path
         return web.Response(text=f"Success: LoRA adapter '{name}' added successfully.")
 

@@ -290,3 +290,13 @@ async def test_workers_know_the_served_version_before_their_first_call(
     async with watching_activations(jetstream_log, worker_registry):
         active = worker_registry.for_call("policy", vllm.base_url)
         assert active is not None and active.version == 1
+
+
+async def test_an_adapter_the_server_cannot_find_is_refused_with_its_404(
+    jetstream_log: Any, vllm: FakeOpenAIServer
+) -> None:
+    await announce_update(jetstream_log, version=1, checkpoint="s3://bucket/step-1", adapter="apollo")
+    [outcome] = await _sync(jetstream_log, vllm, ActivePolicies()).catch_up()
+    assert isinstance(outcome, PolicyUpdateFailed)
+    assert "HTTP 404" in outcome.reason and "No adapter found for s3://bucket/step-1" in outcome.reason
+    assert vllm.lora.loaded == {}
