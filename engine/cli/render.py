@@ -9,6 +9,7 @@ from events.base import Event, tag_of
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
 from events.evolve import RoundCompleted
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded
 from events.record import Recorded
 from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
@@ -64,6 +65,14 @@ def summary(event: Event, width: int = 100) -> str:
             return f"rejected message at seq {event.stream_seq}: {event.reason}"
         case HandlerFailed():
             return f"handler {event.handler} gave up on {event.failed_type}: {_clip(event.error, width)}"
+        case PolicyUpdated():
+            return f"policy {event.policy} v{event.version} written: {_clip(event.checkpoint, width)}"
+        case PolicyActivated():
+            return f"policy {event.policy} v{event.version} served ({event.method}, {event.load_ms:.0f} ms)"
+        case PolicyUpdateFailed():
+            return f"policy {event.policy} v{event.version} not served: {_clip(event.reason, width)}"
+        case RolloutDiscarded():
+            return f"trajectory not trained: {_clip(event.reason, width)}"
     return tag_of(type(event))
 
 

@@ -59,3 +59,18 @@ def test_a_recorded_model_reply_without_a_version_still_decodes() -> None:
     event = decode(raw)
     assert isinstance(event, ModelResponded)
     assert event.policy_version is None
+
+
+def test_the_timeline_says_what_each_policy_event_means() -> None:
+    from engine.cli.render import summary
+
+    assert summary(_updated()) == "policy default v3 written: /ckpt/step-3"
+    activated = PolicyActivated(event_id="a", run_id=policy_run_id(), occurred_at=NOW, version=3,
+                                method="lora", load_ms=812.4)
+    assert summary(activated) == "policy default v3 served (lora, 812 ms)"
+    failed = PolicyUpdateFailed(event_id="f", run_id=policy_run_id(), occurred_at=NOW, version=2,
+                                reason="version 2 is not newer than the served version 3")
+    assert summary(failed) == "policy default v2 not served: version 2 is not newer than the served version 3"
+    discarded = RolloutDiscarded(event_id="d", run_id="r-1", occurred_at=NOW, trajectory_id="t", group_id="g",
+                                 reason="stale: policy version 1 is 2 versions behind the trainer's 3")
+    assert summary(discarded) == "trajectory not trained: stale: policy version 1 is 2 versions behind the trainer's 3"
