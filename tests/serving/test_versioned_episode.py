@@ -14,6 +14,7 @@ from events.episode import TrajectorySealed, Turn
 from events.model import ChatMessage, ModelResponded
 from events.policy import PolicyActivated, policy_run_id
 from handlers.episode.flow import version_fields
+from replay.verify import verify_run
 
 
 def _activation(version: int, endpoint: str | None, served_model: str | None = None) -> PolicyActivated:
@@ -27,7 +28,9 @@ async def _episode(registry: ActivePolicies, server: FakeOpenAIServer) -> list[A
     svc = services(settings, models=ModelRouter(policies=registry))
     await log.append(submission("r-v", "What is 6 times 7?", ground_truth="42"))
     await run_until_done(log, svc, ["r-v"])
-    return [r.event for r in await log.read_run("r-v")]
+    records = await log.read_run("r-v")
+    assert (await verify_run(records)).ok  # the versions come from the recorded replies: replay agrees
+    return [r.event for r in records]
 
 
 async def test_a_weight_swap_mid_episode_is_recorded_per_call_and_in_the_sealed_trajectory() -> None:
