@@ -72,7 +72,10 @@ class PolicySync:
     async def run(self) -> None:
         """Handle pending updates, then follow the log until :meth:`stop`."""
         while not self._stop.is_set():
-            await self.catch_up()
+            try:
+                await self.catch_up()
+            except Exception as exc:  # noqa: BLE001 - the log is away for now: the next look retries
+                log.warning("policy_sync_failed", policy=self.policy, error=str(exc) or type(exc).__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.poll_interval)
 

@@ -300,3 +300,35 @@ async def test_an_adapter_the_server_cannot_find_is_refused_with_its_404(
     assert isinstance(outcome, PolicyUpdateFailed)
     assert "HTTP 404" in outcome.reason and "No adapter found for s3://bucket/step-1" in outcome.reason
     assert vllm.lora.loaded == {}
+
+
+class _FlakyReads:
+    """An event log whose first read fails, as when the bus is away for a moment."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def read_run(self, run_id: str, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("nats: connection closed")
+        return await self.inner.read_run(run_id, **kwargs)
+
+
+async def test_a_following_sync_outlives_a_failed_read(jetstream_log: Any, checkpoints: Path) -> None:
+    import asyncio
+
+    flaky = _FlakyReads(jetstream_log)
+    sync = PolicySync(flaky, CallableLoader(lambda u: None), registry=ActivePolicies(), poll_interval=0.05)
+    task = asyncio.create_task(sync.run())
+    try:
+        update = await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"))
+        outcome = await wait_for_outcome(jetstream_log, update, timeout=30)
+    finally:
+        sync.stop()
+        await task
+    assert flaky.failed and isinstance(outcome, PolicyActivated)
