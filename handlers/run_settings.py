@@ -213,8 +213,8 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
 _NO_MODEL = ModelSpec()
 
 _decoded: dict[int, tuple[Mapping[str, Any], RunSettings]] = {}
-_KEPT = 4096
-"""Decoded settings kept; a worker's history cache holds fewer runs than this."""
+_KEPT = 2048
+"""Decoded settings kept (oldest dropped first), as many runs as a worker's history cache holds."""
 
 
 def run_settings_of(settings: Mapping[str, Any]) -> RunSettings:
