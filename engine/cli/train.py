@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--groups", type=whole_number(1), default=4, help="problems (GRPO groups) per step")
     parser.add_argument("--group-size", type=whole_number(1), default=6, help="samples per problem")
     parser.add_argument("--max-tokens", type=whole_number(1), default=24, help="longest reply, in tokens")
-    parser.add_argument("--lr", type=_positive_float, default=2e-5, help="AdamW learning rate")
+    parser.add_argument("--lr", type=_positive_float, default=3e-5, help="AdamW learning rate")
     parser.add_argument("--seed", type=int, default=0, help="picks the problems and the initial sampling")
     parser.set_defaults(handler=_cmd_train)
 

@@ -45,7 +45,7 @@ from engine.training.generator import Generator
 from engine.training.model_package import MODEL_NAME, load_policy
 from engine.training.progress import StepBar
 from engine.training.server import GenerationServer
-from engine.training.task import Problem, problems_for_step
+from engine.training.task import DOMAIN, PLUGIN_PATH, Problem, problems_for_step
 from engine.training.trainer import Trainer, TrainOutcome
 from events.policy import PolicyActivated
 from replay.training import RolloutSubscription, SubscriptionOptions, TrainingBatch, TrainingCursor
@@ -71,7 +71,7 @@ class DemoOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Samples per problem."""
     max_tokens: int = 24
     temperature: float = 1.0
-    lr: float = 2e-5
+    lr: float = 3e-5
     seed: int = 0
     ack_wait: float = 120.0
     activation_timeout: float = 120.0
@@ -105,18 +105,19 @@ def demo_settings(settings: Settings, out: Path) -> Settings:
     raw = msgspec.to_builtins(settings)
     raw["data_dir"] = str(out / "engine")
     raw["nats"] = {**raw.get("nats", {}), "url": None, "store_dir": None}
+    raw["plugins"] = [*raw.get("plugins", []), PLUGIN_PATH]
     return validate(raw)
 
 
 def run_config(options: DemoOptions, base_url: str) -> dict[str, Any]:
-    """Every demo run's settings: single-turn, no tools, the demo server as the policy."""
+    """Every demo run's settings: single-turn, no tools, the demo's domain, its server as the policy."""
     return {
         "models": {"policy": {
             "model": MODEL_NAME, "base_url": base_url, "temperature": options.temperature, "top_p": 1.0,
             "max_tokens": options.max_tokens, "return_token_ids": True, "return_logprobs": True,
             "timeout": 600.0, "max_retries": 2,
         }},
-        "episode": {"max_steps": 1, "enable_python_code": False, "enable_local_rag": False},
+        "episode": {"max_steps": 1, "enable_python_code": False, "enable_local_rag": False, "domain": DOMAIN},
     }  # fmt: skip
 
 
@@ -141,8 +142,11 @@ async def submit_step(runtime: Runtime, step: int, problems: list[Problem], opti
 class Demo:
     """The demo's parts, wired; :meth:`run` trains until ``options.steps``."""
 
-    def __init__(self, options: DemoOptions, settings: Settings, *, stream: TextIO | None = None) -> None:
+    def __init__(self, options: DemoOptions, settings: Settings, *, stream: TextIO | None = None,
+                 policy: tuple[Any, Any] | None = None) -> None:
         self.options = options
+        self.policy = policy
+        """(model, tokenizer) already loaded (the benchmark reuses one load); ``None``: load them."""
         self.out = options.out
         self.checkpoints = options.out / "checkpoints"
         self.settings = demo_settings(settings, options.out)
@@ -155,7 +159,7 @@ class Demo:
 
         torch.set_num_threads(TORCH_THREADS)
         torch.manual_seed(self.options.seed)
-        model, tokenizer = await asyncio.to_thread(load_policy)
+        model, tokenizer = self.policy if self.policy is not None else await asyncio.to_thread(load_policy)
         trainer = Trainer(model, tokenizer, lr=self.options.lr, group_size=self.options.group_size,
                           temperature=self.options.temperature, max_response_tokens=self.options.max_tokens)
         state = checkpoint.read_latest(self.checkpoints)
@@ -212,7 +216,7 @@ class Demo:
 
     async def _step(self, runtime: Runtime, sub: RolloutSubscription, trainer: Trainer, step: int,
                     version: int, config: dict[str, Any], trained: list[str]) -> dict[str, Any]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         problems = problems_for_step(step, self.options.groups, seed=self.options.seed)
         await submit_step(runtime, step, problems, self.options, config, version)
         batch = await anext(sub)
@@ -229,6 +233,7 @@ class Demo:
         await batch.commit()
         await self._announce(runtime, state, {"loss": record["loss"], "reward_mean": record["reward_mean"]})
         record["sync_s"] = round(time.perf_counter() - synced, 3)
+        record["cpu_s"] = round(time.process_time() - cpu, 3)
         metrics.append(self.out, record)
         metrics.plot(self.out, metrics.read(self.out))
         return record
@@ -297,6 +302,6 @@ def step_record(step: int, version: int, batch: TrainingBatch, outcome: TrainOut
         "response_tokens": result.tokens if result else 0,
         "staleness_max": max(known) if known else None,
         "rollout_s": round(rollout_s, 3), "tokenize_s": round(outcome.tokenize_s, 3),
-        "train_s": round(outcome.train_s, 3), "sync_s": 0.0,
+        "train_s": round(outcome.train_s, 3), "sync_s": 0.0, "cpu_s": 0.0,
         "skipped": outcome.skipped, "trajectories": [t.event_id for t in batch.trajectories],
     }  # fmt: skip

@@ -221,3 +221,29 @@ def test_a_steps_problems_are_fixed_by_step_and_seed():
         a, b = (int(x) for x in problem.problem_id.removeprefix("add-").split("-"))
         assert problem.answer == str(a + b) and f"{a} + {b} =" in problem.question
         assert a + b not in (7, 8)
+
+
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("3 + 9 = \\boxed{12}", 1.0),
+        ("\\boxed{ 12 }", 1.0),
+        ("\\boxed{11}", 0.5),
+        ("\\boxed{12} no wait \\boxed{13}", 0.5),
+        ("so 3 + 9 = 12", 0.5),
+        ("12 is wrong, it is 13", 0.0),
+    ],
+)
+def test_the_demo_grade_is_half_format_half_number(reply: str, score: float):
+    from engine.training.task import extract_sum, grade_sum
+
+    answer = extract_sum(reply, None)
+    assert answer is not None
+    assert grade_sum.grade(answer, "12", {}).score == score
+
+
+@pytest.mark.parametrize("reply", ["I cannot say", "<think>\\boxed{12}</think> I give up"])
+def test_a_reply_without_a_visible_number_has_no_answer(reply: str):
+    from engine.training.task import extract_sum
+
+    assert extract_sum(reply, None) is None
