@@ -33,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,9 @@ from engine.training.checkpoint import CheckpointState  # noqa: E402
 from engine.training.demo import TORCH_THREADS, Demo, DemoOptions, group_id  # noqa: E402
 from engine.training.generator import GenerationRequest, Generator  # noqa: E402
 from engine.training.model_package import MODEL_NAME, load_policy  # noqa: E402
-from engine.training.task import extract_sum, grade_sum, problems_for_step  # noqa: E402
-from engine.training.trainer import Trainer  # noqa: E402
+from engine.training.task import SYSTEM_PROMPT, extract_sum, grade_sum, problems_for_step  # noqa: E402
+from engine.training.trainer import Trainer, trainable_state, with_lora  # noqa: E402
 from events import TrajectorySealed, Turn  # noqa: E402
-from events.base import now_utc  # noqa: E402
 from handlers.episode.prompts import render_plain_prompt  # noqa: E402
 from replay.training import TrainingCursor  # noqa: E402
 
@@ -65,7 +65,7 @@ async def engine_loop(policy: tuple[Any, Any], args: argparse.Namespace, groups:
     """The demo's loop for ``args.steps`` steps in a throwaway directory; its per-step records."""
     with tempfile.TemporaryDirectory(prefix="apollo-bench-rl-") as folder:
         options = DemoOptions(out=Path(folder), steps=args.steps, groups=groups, group_size=args.group_size,
-                              max_tokens=args.max_tokens, lr=args.lr, seed=args.seed)
+                              max_tokens=args.max_tokens, lr=args.lr, seed=args.seed, lora_rank=args.lora_rank)
         children = children_cpu_seconds()
         records = await Demo(options, load_settings(), stream=io.StringIO(), policy=policy).run()
         # The nats-server and the grading workers have ended (and been reaped): their CPU, spread
@@ -84,15 +84,16 @@ def seal(problem: Any, group: str, index: int, completion: Any, messages: list[A
                 prompt_token_ids=completion.prompt_token_ids, response_token_ids=completion.token_ids,
                 response_logprobs=completion.logprobs)
     return TrajectorySealed(
-        event_id=f"{group}-{index}", run_id=f"{group}-{index}", occurred_at=now_utc(), problem_id=problem.problem_id,
-        group_id=group, sample_index=index, data_source="bench", turns=[turn], reward=score, score=score,
-        done_reason="answer", invalid_turns=0, model=MODEL_NAME, policy_version=str(completion.version),
+        event_id=f"{group}-{index}", run_id=f"{group}-{index}", occurred_at=datetime.now(UTC),
+        problem_id=problem.problem_id, group_id=group, sample_index=index, data_source="bench", turns=[turn],
+        reward=score, score=score, done_reason="answer", invalid_turns=0, model=MODEL_NAME,
+        policy_version=str(completion.version),
     )  # fmt: skip
 
 
 async def inprocess_loop(policy: tuple[Any, Any], args: argparse.Namespace, groups: int) -> list[dict[str, Any]]:
     """The same steps without the bus: generate, grade, train, checkpoint, copy the weights over."""
-    model, tokenizer = policy
+    model, tokenizer = with_lora(policy[0], args.lora_rank), policy[1]
     trainer = Trainer(model, tokenizer, lr=args.lr, group_size=args.group_size, temperature=1.0,
                       max_response_tokens=args.max_tokens)
     generator = Generator(copy.deepcopy(model), tokenizer)
@@ -102,7 +103,7 @@ async def inprocess_loop(policy: tuple[Any, Any], args: argparse.Namespace, grou
             started, cpu = time.perf_counter(), time.process_time()
             asks = []
             for slot, problem in enumerate(problems_for_step(step, groups, seed=args.seed)):
-                messages = render_plain_prompt(problem.question)
+                messages = render_plain_prompt(problem.question, system_prompt=SYSTEM_PROMPT)
                 wire = [{"role": m.role, "content": m.content} for m in messages]
                 request = GenerationRequest(messages=wire, max_tokens=args.max_tokens, temperature=1.0)
                 asks += [(problem, group_id(step, slot), i, messages, request) for i in range(args.group_size)]
@@ -113,7 +114,7 @@ async def inprocess_loop(policy: tuple[Any, Any], args: argparse.Namespace, grou
             synced = time.perf_counter()
             state = CheckpointState(step=step, version=step, folder=f"step-{step:04d}", cursor=TrainingCursor())
             await asyncio.to_thread(checkpoint.save, Path(folder), state, model, trainer.optimizer)
-            await asyncio.to_thread(generator.load_state, model.state_dict(), step)
+            await asyncio.to_thread(generator.load_state, trainable_state(model), step)
             records.append({
                 "step": step, "rollout_s": rollout_s, "tokenize_s": outcome.tokenize_s, "train_s": outcome.train_s,
                 "sync_s": time.perf_counter() - synced, "tree_cpu_s": time.process_time() - cpu,
@@ -143,7 +144,6 @@ async def main_async(args: argparse.Namespace) -> None:
     torch.set_num_threads(TORCH_THREADS)
     configure_logging(json=False, level="warning")
     model, tokenizer = await asyncio.to_thread(load_policy)
-    initial = copy.deepcopy(model.state_dict())
     print(f"RL loop: {args.steps} steps (first left out), groups of {args.group_size}, replies up to "
           f"{args.max_tokens} tokens, torch threads {TORCH_THREADS}, {os.cpu_count()} cores")
     print(f"{'loop / groups in flight':<22} {'step s':>8}  {'rollout':>6} {'tokens':>6} {'train':>6} {'sync':>6}"
@@ -151,9 +151,8 @@ async def main_async(args: argparse.Namespace) -> None:
     for groups in args.groups:
         results = {}
         for name, loop in (("in-process", inprocess_loop), ("engine", engine_loop)):
-            model.load_state_dict(initial)
-            torch.manual_seed(args.seed)
-            results[name] = summarise(await loop((model, tokenizer), args, groups))
+            torch.manual_seed(args.seed)  # each loop adapts its own copy of the untrained model
+            results[name] = summarise(await loop((copy.deepcopy(model), tokenizer), args, groups))
             print(row(f"{name} / {groups}", results[name]), flush=True)
         ratio = results["engine"]["step_s"] / results["in-process"]["step_s"]
         cpu_ratio = results["engine"]["cpu_s"] / results["in-process"]["cpu_s"]
@@ -167,7 +166,8 @@ def main() -> None:
     parser.add_argument("--groups", type=int, nargs="+", default=[1, 4], help="groups in flight per step")
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--lr", type=float, default=2e-4)
+    parser.add_argument("--lora-rank", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.steps < 2 or min(args.groups) < 1 or args.group_size < 1 or args.max_tokens < 1:

@@ -28,9 +28,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                         help=f"checkpoints, metrics and plot (default ./{DEFAULT_OUT})")
     parser.add_argument("--groups", type=whole_number(1), default=4, help="problems (GRPO groups) per step")
-    parser.add_argument("--group-size", type=whole_number(1), default=6, help="samples per problem")
+    parser.add_argument("--group-size", type=whole_number(1), default=4, help="samples per problem")
     parser.add_argument("--max-tokens", type=whole_number(1), default=24, help="longest reply, in tokens")
-    parser.add_argument("--lr", type=_positive_float, default=3e-5, help="AdamW learning rate")
+    parser.add_argument("--lr", type=_positive_float, default=2e-4, help="AdamW learning rate (LoRA adapters)")
+    parser.add_argument("--lora-rank", type=whole_number(1), default=16, help="rank of the LoRA adapters")
     parser.add_argument("--seed", type=int, default=0, help="picks the problems and the initial sampling")
     parser.set_defaults(handler=_cmd_train)
 
@@ -53,7 +54,8 @@ async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from engine.training.model_package import require_libraries
 
     options = DemoOptions(out=args.out, steps=args.steps, groups=args.groups, group_size=args.group_size,
-                          max_tokens=args.max_tokens, lr=args.lr, seed=args.seed)
+                          max_tokens=args.max_tokens, lr=args.lr, seed=args.seed,
+                          lora_rank=args.lora_rank)
     require_libraries()
     prepare_out(args.out)
     print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts, "

@@ -1,4 +1,6 @@
-"""Checkpoints of the demo trainer: weights, optimiser state and the subscription cursor.
+"""Checkpoints of the demo trainer: trained weights, optimiser state and the subscription cursor.
+
+Only the weights training changes are saved (the LoRA adapters: megabytes, not the whole model).
 
 Each step writes a new folder ``step-NNNN`` (weights, optimiser) and only then replaces
 ``latest.json`` (step, policy version, cursor, folder) in one rename, so a crash at any
@@ -16,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from engine.training.trainer import trainable_state
 from replay.training import TrainingCursor
 
 LATEST = "latest.json"
@@ -55,7 +58,7 @@ def save(directory: Path, state: CheckpointState, model: Any, optimizer: Any) ->
 
     folder = directory / state.folder
     folder.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), folder / WEIGHTS)
+    torch.save(trainable_state(model), folder / WEIGHTS)
     torch.save(optimizer.state_dict(), folder / OPTIMIZER)
     _fsync_dir(folder)
     tmp = directory / (LATEST + ".tmp")
@@ -80,8 +83,17 @@ def restore(directory: Path, state: CheckpointState, model: Any, optimizer: Any)
     import torch
 
     folder = directory / state.folder
-    model.load_state_dict(load_weights(folder))
+    load_into(model, load_weights(folder))
     optimizer.load_state_dict(torch.load(folder / OPTIMIZER, weights_only=True, map_location="cpu"))
+
+
+def load_into(model: Any, state: dict[str, Any]) -> None:
+    """Load a checkpoint's weights (the trainable ones: adapters under LoRA) into ``model``."""
+    missing = set(state) - set(model.state_dict())
+    if missing:
+        msg = f"the checkpoint has weights this model lacks: {sorted(missing)[:3]}"
+        raise ValueError(msg)
+    model.load_state_dict(state, strict=False)
 
 
 def _previous(directory: Path, current: str) -> str:

@@ -45,8 +45,8 @@ from engine.training.generator import Generator
 from engine.training.model_package import MODEL_NAME, load_policy
 from engine.training.progress import StepBar
 from engine.training.server import GenerationServer
-from engine.training.task import DOMAIN, PLUGIN_PATH, Problem, problems_for_step
-from engine.training.trainer import Trainer, TrainOutcome
+from engine.training.task import DOMAIN, PLUGIN_PATH, SYSTEM_PROMPT, Problem, problems_for_step
+from engine.training.trainer import Trainer, TrainOutcome, with_lora
 from events.policy import PolicyActivated
 from replay.training import RolloutSubscription, SubscriptionOptions, TrainingBatch, TrainingCursor
 
@@ -55,6 +55,9 @@ RUN_PREFIX = "demo"
 DATA_SOURCE = "train-demo"
 BASE_MODEL = "SmolLM2-135M-Instruct"
 SERVER_FILE = "server.json"
+ADAPTER = f"{MODEL_NAME}-lora"
+"""Named in ``policy.updated``: the update is a LoRA adapter (the server merges nothing: it
+loads the adapter weights into its copy of the adapted model)."""
 TORCH_THREADS = 2
 
 
@@ -67,17 +70,18 @@ class DemoOptions(msgspec.Struct, frozen=True, kw_only=True):
     steps: int = 30
     groups: int = 4
     """Problems (GRPO groups) per step: the groups in flight at once."""
-    group_size: int = 6
+    group_size: int = 4
     """Samples per problem."""
     max_tokens: int = 24
     temperature: float = 1.0
-    lr: float = 3e-5
+    lr: float = 2e-4
+    lora_rank: int = 16
     seed: int = 0
     ack_wait: float = 120.0
     activation_timeout: float = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("steps", "groups", "group_size", "max_tokens"):
+        for name in ("steps", "groups", "group_size", "max_tokens", "lora_rank"):
             if getattr(self, name) < 1:
                 msg = f"{name} must be at least 1, got {getattr(self, name)}"
                 raise DemoError(msg)
@@ -115,7 +119,7 @@ def run_config(options: DemoOptions, base_url: str) -> dict[str, Any]:
         "models": {"policy": {
             "model": MODEL_NAME, "base_url": base_url, "temperature": options.temperature, "top_p": 1.0,
             "max_tokens": options.max_tokens, "return_token_ids": True, "return_logprobs": True,
-            "timeout": 600.0, "max_retries": 2,
+            "timeout": 600.0, "max_retries": 2, "system_prompt": SYSTEM_PROMPT,
         }},
         "episode": {"max_steps": 1, "enable_python_code": False, "enable_local_rag": False, "domain": DOMAIN},
     }  # fmt: skip
@@ -160,6 +164,7 @@ class Demo:
         torch.set_num_threads(TORCH_THREADS)
         torch.manual_seed(self.options.seed)
         model, tokenizer = self.policy if self.policy is not None else await asyncio.to_thread(load_policy)
+        model = with_lora(model, self.options.lora_rank)
         trainer = Trainer(model, tokenizer, lr=self.options.lr, group_size=self.options.group_size,
                           temperature=self.options.temperature, max_response_tokens=self.options.max_tokens)
         state = checkpoint.read_latest(self.checkpoints)
@@ -242,7 +247,7 @@ class Demo:
         """``policy.updated`` for the checkpoint; returns once the server serves it."""
         folder = self.checkpoints / state.folder
         update = await announce_update(runtime.log, version=state.version, checkpoint=str(folder),
-                                       base_model=BASE_MODEL, trainer_step=state.step, adapter=None,
+                                       base_model=BASE_MODEL, trainer_step=state.step, adapter=ADAPTER,
                                        metrics=step_metrics)
         outcome = await wait_for_outcome(runtime.log, update, timeout=self.options.activation_timeout)
         if not isinstance(outcome, PolicyActivated):

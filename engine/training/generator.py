@@ -58,9 +58,16 @@ class Generator:
         return [int(i) for i in ids]
 
     def load_state(self, state: Mapping[str, Any], version: int) -> None:
-        """Serve new weights from the next batch on (waits for a running batch to end)."""
+        """Serve new weights from the next batch on (waits for a running batch to end).
+
+        ``state`` may hold only some weights (a LoRA update's adapters); each must exist here.
+        """
+        unknown = set(state) - set(self.model.state_dict())
+        if unknown:
+            msg = f"weights this model does not have: {sorted(unknown)[:3]}"
+            raise ValueError(msg)
         with self._lock:
-            self.model.load_state_dict(state)
+            self.model.load_state_dict(dict(state), strict=False)
             self.version = version
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:

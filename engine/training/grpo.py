@@ -42,13 +42,14 @@ def response_log_probs(model: Any, data: Any, temperature: float = 1.0) -> Any:
     import torch
 
     responses = data.batch["responses"]
+    width = responses.size(1)
     out = model(
         input_ids=data.batch["input_ids"],
         attention_mask=data.batch["attention_mask"],
         position_ids=data.batch["position_ids"],
+        logits_to_keep=width + 1,  # the vocabulary projection only where a response token is predicted
     )
-    width = responses.size(1)
-    logits = out.logits[:, -width - 1 : -1, :].float()  # position t predicts token t+1
+    logits = out.logits[:, :-1, :].float()  # position t predicts token t+1
     if temperature > 0:
         logits = logits / temperature
     return torch.log_softmax(logits, dim=-1).gather(-1, responses.unsqueeze(-1)).squeeze(-1)
@@ -77,7 +78,7 @@ def grpo_step(model: Any, optimizer: Any, data: Any, config: Any, *, temperature
     )  # fmt: skip
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], max_grad_norm)
     optimizer.step()
     model.eval()
     return StepResult(

@@ -27,13 +27,12 @@ DOMAIN = "train_demo_sum"
 _NUMBER = re.compile(r"-?\d+")
 _BOXED = re.compile(r"^\\boxed\{(.*)\}$", re.DOTALL)
 
-QUESTION = "Continue the list:\n2 + 5 = \\boxed{{7}}\n4 + 4 = \\boxed{{8}}\n{a} + {b} ="
-"""Two worked lines, then the problem: with the engine's single-turn prompt, the untrained model
-boxes an answer in about a third of its replies and the right sum in about one in eight (a
-bare "What is 3 + 4?" is answered in prose, never boxed, which leaves GRPO nothing to learn from)."""
+QUESTION = "What is {a} + {b}? Put your final answer in \\boxed{{}}."
+SYSTEM_PROMPT = "You are a calculator. Reply with only the final number inside \\boxed{}, for example: \\boxed{5}"
+"""The policy's system prompt (in place of SmolLM2's default one)."""
 
 
-EXAMPLE_SUMS = frozenset({7, 8})
+EXAMPLE_SUMS = frozenset({5})
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,8 +42,8 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def problems_for_step(step: int, count: int, *, seed: int = 0, high: int = 9) -> list[Problem]:
-    """``count`` distinct problems ``a + b`` with ``1 <= a, b <= high`` for one step; sums equal to
-    the worked lines' (7, 8) are left out, so copying an example is never right."""
+    """``count`` distinct problems ``a + b`` with ``1 <= a, b <= high`` for one step; a sum equal to
+    the system prompt's example (5) is left out, so copying the example is never right."""
     rng = random.Random(f"apollo-train-demo-{seed}-{step}")
     out: list[Problem] = []
     seen: set[tuple[int, int]] = set()

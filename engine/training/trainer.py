@@ -19,6 +19,7 @@ from replay.training.dataproto import collate
 from replay.training.samples import SampleOptions, build_many
 from replay.training.tokens import TokenOptions, tokenize_sample
 
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 LAYOUT = "per_turn"
 """One sample per turn: the demo's episodes have one turn, and this layout carries the
 recorded logprobs (the behaviour policy of the PPO ratio)."""
@@ -34,8 +35,24 @@ class TrainOutcome(msgspec.Struct, frozen=True, kw_only=True):
     train_s: float
 
 
+def with_lora(model: Any, rank: int) -> Any:
+    """The model with LoRA adapters (rank ``rank``, alpha ``2 * rank``) on every attention and MLP
+    projection; only the adapters train (about 5M of 135M parameters for rank 16)."""
+    # deferred: peft pulls in torch (it comes with verl, in the train extra)
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=list(LORA_TARGETS))
+    return get_peft_model(model, config)
+
+
+def trainable_state(model: Any) -> dict[str, Any]:
+    """The weights an update changes (the adapters, under LoRA): what a checkpoint holds."""
+    names = {name for name, p in model.named_parameters() if p.requires_grad}
+    return {name: t.detach().clone() for name, t in model.state_dict().items() if name in names}
+
+
 class Trainer:
-    """A model, its AdamW optimiser and verl's actor settings."""
+    """A model, its AdamW optimiser (over the trainable weights) and verl's actor settings."""
 
     def __init__(self, model: Any, tokenizer: Any, *, lr: float, group_size: int, temperature: float,
                  max_response_tokens: int) -> None:
@@ -44,7 +61,8 @@ class Trainer:
 
         self.model = model
         self.tokenizer = tokenizer
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(trainable, lr=lr, betas=(0.9, 0.99), weight_decay=0.0)
         self.config = actor_config(group_size)
         self.temperature = temperature
         self.token_options = TokenOptions(max_response_length=max_response_tokens + 1)

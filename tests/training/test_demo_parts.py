@@ -219,8 +219,8 @@ def test_a_steps_problems_are_fixed_by_step_and_seed():
     assert len({p.problem_id for p in first}) == 4
     for problem in first:
         a, b = (int(x) for x in problem.problem_id.removeprefix("add-").split("-"))
-        assert problem.answer == str(a + b) and f"{a} + {b} =" in problem.question
-        assert a + b not in (7, 8)
+        assert problem.answer == str(a + b) and f"{a} + {b}?" in problem.question
+        assert a + b != 5
 
 
 @pytest.mark.parametrize(
@@ -247,3 +247,25 @@ def test_a_reply_without_a_visible_number_has_no_answer(reply: str):
     from engine.training.task import extract_sum
 
     assert extract_sum(reply, None) is None
+
+
+def test_a_lora_checkpoint_holds_only_the_adapters_and_updates_the_served_copy(tmp_path: Path, tokenizer):
+    import copy
+
+    from engine.training.trainer import trainable_state, with_lora
+
+    model = with_lora(tiny_model(tokenizer), rank=2)
+    served = Generator(copy.deepcopy(model), tokenizer, version=0)
+    trainer = Trainer(model, tokenizer, lr=1e-1, group_size=2, temperature=1.0, max_response_tokens=8)
+    trainer.train([_rollout(tokenizer, "g", 0, 1.0, "the answer is 2"),
+                   _rollout(tokenizer, "g", 1, 0.0, "the answer is 3")], {})
+    checkpoint.save(tmp_path, _state(1), model, trainer.optimizer)
+    saved = checkpoint.load_weights(tmp_path / "step-0001")
+    assert saved and all("lora_" in name for name in saved)
+    assert saved.keys() == trainable_state(model).keys()
+    served.load_state(saved, 1)
+    assert served.version == 1
+    assert all(torch.equal(served.model.state_dict()[k], v) for k, v in saved.items())
+    with pytest.raises(ValueError, match="does not have"):
+        served.load_state({"not.a.weight": torch.zeros(1)}, 2)
+    assert served.version == 1
