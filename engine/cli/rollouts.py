@@ -22,6 +22,7 @@ from typing import Any
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
 from engine.cli.commands import local_workers
+from engine.cli.problem_args import apply_model_flags
 from engine.config.settings import Settings
 from engine.datasets import load_problems
 from engine.errors import EngineError
@@ -60,8 +61,6 @@ def register(subparsers: Any) -> None:
 
 
 async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.cli.problem_args import apply_model_flags
-
     settings = apply_model_flags(settings, args)
     try:
         options = DriverOptions(samples=args.samples, max_in_flight=args.max_in_flight, run_prefix=args.prefix,
