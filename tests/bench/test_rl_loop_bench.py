@@ -1,0 +1,36 @@
+"""bench/rl_loop.py runs to its ratios at the smallest sizes (no figure is judged: the machine is shared)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_rl_loop_benchmark_prints_both_loops_and_their_ratio() -> None:
+    done = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, "bench/rl_loop.py", "--steps", "2", "--groups", "1", "--group-size", "2",
+         "--max-tokens", "4"],
+        cwd=ROOT, capture_output=True, text=True, timeout=850, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    lines = done.stdout.splitlines()
+    for loop in ("in-process / 1", "engine / 1"):
+        row = next(line for line in lines if line.startswith(loop))
+        assert row.count("%") == 4, row  # rollout, tokenising, training, syncing
+    assert any("engine / in-process at 1 group(s) in flight: step time" in line and "x, CPU" in line for line in lines)
+
+
+def test_rl_loop_benchmark_refuses_a_single_step() -> None:
+    done = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, "bench/rl_loop.py", "--steps", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert "--steps must be 2 or more" in done.stderr and "Traceback" not in done.stderr
