@@ -77,7 +77,9 @@ class DemoOptions(msgspec.Struct, frozen=True, kw_only=True):
     lr: float = 2e-4
     lora_rank: int = 16
     seed: int = 0
-    ack_wait: float = 120.0
+    ack_wait: float = 30.0
+    """Seconds before rollouts a killed trainer had fetched are delivered again (held ones get
+    heartbeats every quarter of it)."""
     activation_timeout: float = 120.0
 
     def __post_init__(self) -> None:
