@@ -72,6 +72,8 @@ async def watching_activations(event_log: EventLog, registry: ActivePolicies | N
     try:
         yield
     finally:
+        # Cancelled, not awaited: a read hanging on a server going down must not delay a stop.
         watcher.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 10)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
