@@ -47,6 +47,7 @@ from engine.training.demo import TORCH_THREADS, Demo, DemoOptions, group_id  # n
 from engine.training.generator import GenerationRequest, Generator  # noqa: E402
 from engine.training.model_package import MODEL_NAME, load_policy  # noqa: E402
 from engine.training.task import SYSTEM_PROMPT, extract_sum, grade_sum, problems_for_step  # noqa: E402
+from engine.training.torch_thread import run_torch  # noqa: E402
 from engine.training.trainer import Trainer, trainable_state, with_lora  # noqa: E402
 from events import TrajectorySealed, Turn  # noqa: E402
 from handlers.episode.prompts import render_plain_prompt  # noqa: E402
@@ -107,14 +108,14 @@ async def inprocess_loop(policy: tuple[Any, Any], args: argparse.Namespace, grou
                 wire = [{"role": m.role, "content": m.content} for m in messages]
                 request = GenerationRequest(messages=wire, max_tokens=args.max_tokens, temperature=1.0)
                 asks += [(problem, group_id(step, slot), i, messages, request) for i in range(args.group_size)]
-            completions = await asyncio.to_thread(generator.generate, [a[4] for a in asks])
+            completions = await run_torch(generator.generate, [a[4] for a in asks])
             trajectories = [seal(p, g, i, c, m) for (p, g, i, m, _), c in zip(asks, completions, strict=True)]
             rollout_s = time.perf_counter() - started
-            outcome = await asyncio.to_thread(trainer.train, trajectories, {})
+            outcome = await run_torch(trainer.train, trajectories, {})
             synced = time.perf_counter()
             state = CheckpointState(step=step, version=step, folder=f"step-{step:04d}", cursor=TrainingCursor())
-            await asyncio.to_thread(checkpoint.save, Path(folder), state, model, trainer.optimizer)
-            await asyncio.to_thread(generator.load_state, trainable_state(model), step)
+            await run_torch(checkpoint.save, Path(folder), state, model, trainer.optimizer)
+            await run_torch(generator.load_state, trainable_state(model), step)
             records.append({
                 "step": step, "rollout_s": rollout_s, "tokenize_s": outcome.tokenize_s, "train_s": outcome.train_s,
                 "sync_s": time.perf_counter() - synced, "tree_cpu_s": time.process_time() - cpu,
@@ -143,7 +144,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(TORCH_THREADS)
     configure_logging(json=False, level="warning")
-    model, tokenizer = await asyncio.to_thread(load_policy)
+    model, tokenizer = await run_torch(load_policy)
     print(f"RL loop: {args.steps} steps (first left out), groups of {args.group_size}, replies up to "
           f"{args.max_tokens} tokens, torch threads {TORCH_THREADS}, {os.cpu_count()} cores")
     print(f"{'loop / groups in flight':<22} {'step s':>8}  {'rollout':>6} {'tokens':>6} {'train':>6} {'sync':>6}"

@@ -58,6 +58,9 @@ async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
                           lora_rank=args.lora_rank)
     require_libraries()
     prepare_out(args.out)
+    if settings.nats.url:
+        print(f"apollo train --demo: the demo runs its own nats-server under {args.out / 'engine'}; "
+              f"the configured NATS URL is not used", file=sys.stderr)
     print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts, "
           f"output in {args.out}", file=sys.stderr, flush=True)
     records = await Demo(options, settings).run()

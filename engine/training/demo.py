@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import resource
 import socket
 import time
 from pathlib import Path
@@ -46,6 +47,7 @@ from engine.training.model_package import MODEL_NAME, load_policy
 from engine.training.progress import StepBar
 from engine.training.server import GenerationServer
 from engine.training.task import DOMAIN, PLUGIN_PATH, SYSTEM_PROMPT, Problem, problems_for_step
+from engine.training.torch_thread import run_torch
 from engine.training.trainer import Trainer, TrainOutcome, with_lora
 from events.policy import PolicyActivated
 from replay.training import RolloutSubscription, SubscriptionOptions, TrainingBatch, TrainingCursor
@@ -165,13 +167,13 @@ class Demo:
 
         torch.set_num_threads(TORCH_THREADS)
         torch.manual_seed(self.options.seed)
-        model, tokenizer = self.policy if self.policy is not None else await asyncio.to_thread(load_policy)
+        model, tokenizer = self.policy if self.policy is not None else await run_torch(load_policy)
         model = with_lora(model, self.options.lora_rank)
         trainer = Trainer(model, tokenizer, lr=self.options.lr, group_size=self.options.group_size,
                           temperature=self.options.temperature, max_response_tokens=self.options.max_tokens)
         state = checkpoint.read_latest(self.checkpoints)
         if state is not None:
-            await asyncio.to_thread(checkpoint.restore, self.checkpoints, state, model, trainer.optimizer)
+            await run_torch(checkpoint.restore, self.checkpoints, state, model, trainer.optimizer)
             self._repair_metrics(state)
         done = state.step if state else 0
         version = state.version if state else 0
@@ -229,18 +231,19 @@ class Demo:
         batch = await anext(sub)
         rollout_s = time.perf_counter() - started
         stale = batch.staleness_of()
-        outcome = await asyncio.to_thread(trainer.train, batch.trajectories, stale)
+        outcome = await run_torch(trainer.train, batch.trajectories, stale)
         synced = time.perf_counter()
         ids = [t.event_id for t in batch.trajectories]
         trained.extend(ids)
         record = step_record(step, version, batch, outcome, rollout_s)
         state = CheckpointState(step=step, version=step, folder=checkpoint.step_folder(self.checkpoints, step).name,
                                 cursor=batch.cursor, trained=trained, record=record)
-        await asyncio.to_thread(checkpoint.save, self.checkpoints, state, trainer.model, trainer.optimizer)
+        await run_torch(checkpoint.save, self.checkpoints, state, trainer.model, trainer.optimizer)
         await batch.commit()
         await self._announce(runtime, state, {"loss": record["loss"], "reward_mean": record["reward_mean"]})
         record["sync_s"] = round(time.perf_counter() - synced, 3)
         record["cpu_s"] = round(time.process_time() - cpu, 3)
+        record["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         metrics.append(self.out, record)
         metrics.plot(self.out, metrics.read(self.out))
         return record
@@ -261,7 +264,7 @@ class Demo:
         async def swap(update: Any) -> str | None:
             folder = Path(update.checkpoint)
             try:
-                state = await asyncio.to_thread(checkpoint.load_weights, folder)
+                state = await run_torch(checkpoint.load_weights, folder)
             except (OSError, RuntimeError) as exc:
                 msg = f"cannot read the weights in {folder}: {exc}"
                 raise LoadFailed(msg) from exc

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from engine.errors import EngineError
 from engine.training.generator import Completion, GenerationRequest, Generator
+from engine.training.torch_thread import run_torch
 
 MAX_TOKENS_LIMIT = 4096
 
@@ -78,7 +79,7 @@ class GenerationServer:
 
     async def load_weights(self, state: Mapping[str, Any], version: int) -> None:
         """Serve ``state`` as ``version``: requests already generating finish on the old weights."""
-        await asyncio.to_thread(self.generator.load_state, state, version)
+        await run_torch(self.generator.load_state, state, version)
 
     async def __aenter__(self) -> GenerationServer:
         return await self.start()
@@ -144,7 +145,7 @@ class GenerationServer:
             if not live:
                 continue
             try:
-                completions = await asyncio.to_thread(self.generator.generate, [r for r, _ in live])
+                completions = await run_torch(self.generator.generate, [r for r, _ in live])
             except Exception as exc:
                 for _, future in live:
                     if not future.done():
