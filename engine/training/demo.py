@@ -40,7 +40,7 @@ from engine.config.settings import Settings, validate
 from engine.errors import EngineError
 from engine.nats.rollout_source import JetStreamRolloutSource
 from engine.serving import CallableLoader, LoadFailed, PolicySync, announce_update, wait_for_outcome
-from engine.training import checkpoint, metrics
+from engine.training import checkpoint, step_log
 from engine.training.checkpoint import CheckpointState
 from engine.training.generator import Generator
 from engine.training.model_package import MODEL_NAME, load_policy
@@ -178,9 +178,9 @@ class Demo:
         done = state.step if state else 0
         version = state.version if state else 0
         if done >= self.options.steps:
-            records = metrics.read(self.out)
+            records = step_log.read(self.out)
             if records:
-                metrics.plot(self.out, records)
+                step_log.plot(self.out, records)
             return records
         generator = Generator(copy.deepcopy(model), tokenizer, version=version)
         runtime = await open_runtime(self.settings, start_server=True)
@@ -191,7 +191,7 @@ class Demo:
                 await self._loop(runtime, server, trainer, state, done, version)
         finally:
             await runtime.close()
-        return metrics.read(self.out)
+        return step_log.read(self.out)
 
     async def _loop(self, runtime: Runtime, server: GenerationServer, trainer: Trainer,
                     state: CheckpointState | None, done: int, version: int) -> None:
@@ -244,8 +244,8 @@ class Demo:
         record["sync_s"] = round(time.perf_counter() - synced, 3)
         record["cpu_s"] = round(time.process_time() - cpu, 3)
         record["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        metrics.append(self.out, record)
-        metrics.plot(self.out, metrics.read(self.out))
+        step_log.append(self.out, record)
+        step_log.plot(self.out, step_log.read(self.out))
         return record
 
     async def _announce(self, runtime: Runtime, state: CheckpointState, step_metrics: dict[str, float]) -> None:
@@ -275,9 +275,9 @@ class Demo:
 
     def _repair_metrics(self, state: CheckpointState) -> None:
         """A kill between the checkpoint and its metrics line: write the line from the checkpoint."""
-        recorded = {r.get("step") for r in metrics.read(self.out)}
+        recorded = {r.get("step") for r in step_log.read(self.out)}
         if state.record and state.step not in recorded:
-            metrics.append(self.out, {**state.record, "recovered": True})
+            step_log.append(self.out, {**state.record, "recovered": True})
 
     def _server_port(self) -> int:
         """The port of the previous run: runs submitted before a kill recorded that URL."""
