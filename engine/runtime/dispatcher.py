@@ -475,7 +475,6 @@ def _infrastructure(exc: BaseException) -> bool:
     """Errors of the bus or the network rather than of the handler's logic."""
     import nats.errors
 
-
     if isinstance(exc, MISSING_PAYLOAD):
         return False  # an offloaded body that is gone stays gone: retrying cannot help
     return isinstance(exc, (EngineError, nats.errors.Error, TimeoutError, ConnectionError, OSError))
