@@ -14,9 +14,12 @@ the worker role's credentials; deploy/vllm/README.md has the requests it makes.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import shlex
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from engine.app.bootstrap import open_runtime, running_engine_url
@@ -27,6 +30,7 @@ from engine.config.settings import Settings
 from engine.datasets import load_problems
 from engine.errors import EngineError
 from engine.rollouts import DriverOptions, RolloutDriver
+from engine.rollouts.progress import RolloutProgress
 from engine.runtime.signals import install_signal_handlers
 from engine.serving import CommandReloadHook, HttpReloadHook, PolicySync, VllmLoraLoader, WeightLoader
 
@@ -72,7 +76,8 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings, start_server=True)
     try:
         driver = RolloutDriver(runtime.log, options)
-        async with local_workers(runtime, enabled=not engine_running):
+        progress = RolloutProgress(driver, len(problems))
+        async with local_workers(runtime, enabled=not engine_running), _drawing(progress):
             await driver.submit(problems)
             await driver.drain()
     finally:
@@ -87,6 +92,24 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
         print(f"apollo rollouts: {summary['groups']} groups ({summary['runs']} runs, {summary['runs_failed']} "
               f"failed) for policy version {versions}; at most {summary['max_open_groups']} open at once")
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _drawing(progress: RolloutProgress, every: float = 1.0) -> AsyncIterator[None]:
+    """Redraw the progress line while the block runs, and once more when it ends."""
+    async def redraw() -> None:
+        while True:
+            progress.draw()
+            await asyncio.sleep(every)
+
+    task = asyncio.create_task(redraw())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        progress.draw(final=True)
 
 
 async def _cmd_policy_sync(args: argparse.Namespace, settings: Settings) -> int:
