@@ -44,14 +44,15 @@ class Runtime:
             self.services, self.closers = build_services(self.settings)
         return self.services
 
-    def dispatcher(self, concurrency: int | None = None) -> Dispatcher:
+    def dispatcher(self, concurrency: int | None = None, *, kind: type[Dispatcher] = Dispatcher) -> Dispatcher:
+        """A worker's dispatcher over this runtime's log and services (``kind``: a subclass)."""
         worker = self.settings.worker
         settings = DispatcherSettings(
             concurrency=concurrency or worker.concurrency,
             max_deliveries=worker.max_deliveries,
             heartbeat=max(0.2, self.settings.nats.ack_wait / 3),
         )
-        return Dispatcher(self.log, ROUTES, self.wire_services(), settings)
+        return kind(self.log, ROUTES, self.wire_services(), settings)
 
     async def close(self) -> None:
         for closer in reversed(self.closers):

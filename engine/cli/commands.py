@@ -15,7 +15,7 @@ from engine.errors import RunMovedOn, RunNotFound
 from engine.eventlog.port import Appended, EventLog
 from engine.eventlog.stored import report_unreadable
 from engine.nats.transient import retrying
-from engine.runtime.dispatcher import DispatcherSettings
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.serving.watch import watching_activations
 from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
@@ -180,12 +180,12 @@ async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after:
 
 
 @contextlib.asynccontextmanager
-async def local_workers(runtime: Runtime, enabled: bool):  # noqa: ANN201 - async context manager
-    """Run a dispatcher in this process while the block runs (when no engine is up)."""
+async def local_workers(runtime: Runtime, enabled: bool, *, kind: type[Dispatcher] = Dispatcher):  # noqa: ANN201
+    """Run a dispatcher (of ``kind``) in this process while the block runs (when no engine is up)."""
     if not enabled:
         yield None
         return
-    dispatcher = runtime.dispatcher()
+    dispatcher = runtime.dispatcher(kind=kind)
     async with watching_activations(runtime.log):  # model calls carry the served policy version
         task = asyncio.create_task(dispatcher.run())
         try:

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from engine.app.bootstrap import Runtime, open_runtime, running_engine_url
+from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
-from engine.cli.commands import new_run_id, outcome, run_events, watch_run
+from engine.cli.commands import local_workers, new_run_id, outcome, run_events, watch_run
 from engine.cli.run_lookup import resolve_run_id
 from engine.cli.solve import print_result
 from engine.config.reference import translate
@@ -26,14 +25,13 @@ from engine.config.settings import Settings, read_config_file
 from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
 from engine.plugins import load_plugins
-from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.dispatcher import Dispatcher
 from engine.runtime.histories import RunHistories
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
 from events.run import RunStarted
 from handlers.catalog import Catalog, ExtensionMissing
 from handlers.projections.registry import projections
-from handlers.routes import ROUTES
 from handlers.run_settings import RunSettingsError
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
@@ -276,25 +274,6 @@ class _SerialHistories(RunHistories):
             return await super().upto(run_id, seq)
 
 
-@contextlib.asynccontextmanager
-async def fork_workers(runtime: Runtime, enabled: bool) -> AsyncIterator[ForkAwareDispatcher | None]:
-    """In-process workers for `apollo fork` when no engine is running."""
-    if not enabled:
-        yield None
-        return
-    worker = runtime.settings.worker
-    dispatcher = ForkAwareDispatcher(runtime.log, ROUTES, runtime.wire_services(),
-                                     DispatcherSettings(concurrency=worker.concurrency,
-                                                        max_deliveries=worker.max_deliveries))
-    task = asyncio.create_task(dispatcher.run())
-    try:
-        yield dispatcher
-    finally:
-        dispatcher.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
-
-
 def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any]:
     """Settings the fork lays over the parent's: a config file, then --model/--model-url."""
     overrides: dict[str, Any] = {}
@@ -321,7 +300,7 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
     engine_running = bool(settings.nats.url or running_engine_url(settings))
     runtime = await open_runtime(settings, start_server=True)
     try:
-        async with fork_workers(runtime, enabled=not engine_running and not args.no_wait):
+        async with local_workers(runtime, enabled=not engine_running and not args.no_wait, kind=ForkAwareDispatcher):
             parent_id = await resolve_run_id(runtime.log, args.run_id)
             parent = await run_events(runtime, parent_id)
             at_seq = event_seq(parent, args.at)
