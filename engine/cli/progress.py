@@ -1,4 +1,5 @@
-"""The progress line of `apollo run`: runs done, rate, time left and the running accuracy.
+"""Progress lines: `apollo run` (runs done, rate, time left, running accuracy) and
+`apollo rollouts` (groups ended and open, runs failed, rate).
 
 On a terminal the line is redrawn in place; otherwise (a log file, CI) a plain line is
 written at most every ``interval`` seconds, and once at the end.
@@ -6,11 +7,12 @@ written at most every ``interval`` seconds, and once at the end.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
 
+from engine.cli.status_line import StatusLine, bar
+from engine.rollouts.driver import RolloutDriver
 from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 
 STALL_S = 10.0
@@ -25,9 +27,8 @@ class Progress:
     def __init__(self, total: int, resumed: list[SampleResult | None], *, stream: TextIO | None = None,
                  interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.interval = interval
+        self.status = StatusLine(stream, interval=interval, clock=clock)
+        self.stream = self.status.stream
         self.clock = clock
         self.started = clock()
         self.resumed = len(resumed)
@@ -35,7 +36,6 @@ class Progress:
         self.correct = self.graded = self.incomplete = 0
         for result in resumed:
             self._count(result)
-        self._last_line_at: float | None = None
         self.open_runs: list[str] = []
         """Runs submitted and not finished: what the line says it waits for."""
         self._last_finish_at = self.started
@@ -59,9 +59,8 @@ class Progress:
         self._draw(force=False)  # a stalled run still gets its line every interval
 
     def close(self) -> None:
-        self._draw(force=not self.tty or self._last_line_at is None)
-        if self.tty:
-            print(file=self.stream)
+        self._draw(force=not self.status.tty or self.status.last_at is None)
+        self.status.end()
 
     @property
     def finished(self) -> int:
@@ -80,9 +79,7 @@ class Progress:
 
     def line(self) -> str:
         finished = self.finished
-        width = 30
-        filled = int(width * finished / max(1, self.total))
-        parts = [f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} runs"]
+        parts = [f"{bar(finished, self.total, 30)} {finished}/{self.total} runs"]
         elapsed = self.clock() - self.started
         if self.done and elapsed > 0:
             rate = self.done / elapsed
@@ -112,13 +109,7 @@ class Progress:
             self.correct += is_correct(result)
 
     def _draw(self, *, force: bool) -> None:
-        now = self.clock()
-        if self.tty:
-            print(f"\r{self.line()}\033[K", end="", file=self.stream, flush=True)
-            self._last_line_at = now
-        elif force or self._last_line_at is None or now - self._last_line_at >= self.interval:
-            print(self.line(), file=self.stream, flush=True)
-            self._last_line_at = now
+        self.status.show(self.line(), force=force)
 
 
 def _clock(seconds: float) -> str:
@@ -126,3 +117,28 @@ def _clock(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class RolloutProgress:
+    """The line of `apollo rollouts`, read off ``driver`` (a :class:`RolloutDriver`)."""
+
+    def __init__(self, driver: RolloutDriver, total_groups: int, *, stream: TextIO | None = None,
+                 interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.driver = driver
+        self.total = total_groups
+        self.status = StatusLine(stream, interval=interval, clock=clock)
+        self.clock = clock
+        self.started = clock()
+
+    def line(self) -> str:
+        stats = self.driver.stats
+        elapsed = max(self.clock() - self.started, 1e-9)
+        rate = stats.groups_done / elapsed * 60
+        return (f"apollo rollouts: {stats.groups_done}/{self.total} groups ended, {self.driver.open_groups} open, "
+                f"{stats.runs_failed} runs failed, {rate:.1f} groups/min")
+
+    def draw(self, *, final: bool = False) -> None:
+        """Redraw on a terminal; elsewhere print when ``interval`` has passed (always when final)."""
+        self.status.show(self.line(), force=final)
+        if final:
+            self.status.end()

@@ -26,11 +26,11 @@ from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
 from engine.cli.commands import local_workers
 from engine.cli.problem_args import apply_model_flags
+from engine.cli.progress import RolloutProgress
 from engine.config.settings import Settings
 from engine.datasets import load_problems
 from engine.errors import EngineError
 from engine.rollouts import DriverOptions, RolloutDriver
-from engine.rollouts.progress import RolloutProgress
 from engine.runtime.signals import install_signal_handlers
 from engine.serving import CommandReloadHook, HttpReloadHook, PolicySync, VllmLoraLoader, WeightLoader
 

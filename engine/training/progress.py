@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any, TextIO
+
+from engine.cli.status_line import StatusLine, bar
 
 WIDTH = 24
 
@@ -14,8 +15,7 @@ class StepBar:
     def __init__(self, total: int, *, done: int = 0, stream: TextIO | None = None) -> None:
         self.total = total
         self.done = done
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
+        self.status = StatusLine(stream)
         self.draw("starting" if done == 0 else f"resumed after step {done}")
 
     def advance(self, record: dict[str, Any]) -> None:
@@ -24,15 +24,7 @@ class StepBar:
         self.draw(f"reward {record['reward_mean']:.2f}  loss {record['loss']:+.4f}  {seconds:.1f} s/step")
 
     def draw(self, note: str) -> None:
-        filled = round(WIDTH * self.done / max(1, self.total))
-        line = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.done}/{self.total} steps  {note}"
-        if self.tty:
-            self.stream.write("\r\033[K" + line)
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        self.status.show(f"{bar(self.done, self.total, WIDTH)} {self.done}/{self.total} steps  {note}", force=True)
 
     def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.status.end()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
+from engine.cli.progress import RolloutProgress
 from engine.rollouts.driver import DriverStats
-from engine.rollouts.progress import RolloutProgress
 
 
 class _Driver:
