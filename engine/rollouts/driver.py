@@ -23,7 +23,7 @@ import msgspec
 from engine.datasets import Problem, group_id_for, run_id_for
 from engine.errors import RunMovedOn
 from engine.eventlog.port import EventLog
-from engine.serving.history import active_in
+from engine.serving.history import PolicyHistory, active_in
 from events.base import is_valid_run_id
 from events.policy import DEFAULT_POLICY, policy_run_id
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted
@@ -88,6 +88,7 @@ class RolloutDriver:
         """Open run id -> its group."""
         self._read_to: dict[str, int] = {}
         """Open run id -> the last sequence of it already read."""
+        self._policy_history = PolicyHistory(event_log, policy_run_id(options.policy))
 
     @property
     def open_groups(self) -> int:
@@ -95,8 +96,8 @@ class RolloutDriver:
 
     async def current_version(self) -> int | None:
         """The policy's served version: its last ``policy.activated`` (``None``: none yet)."""
-        history = [r.event for r in await self.log.read_run(policy_run_id(self.options.policy))]
-        active = active_in(history)
+        await self._policy_history.refresh()
+        active = active_in(self._policy_history.events)
         return active.version if active else None
 
     async def submit(self, problems: Iterable[Problem]) -> list[SubmittedGroup]:

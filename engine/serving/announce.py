@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from engine.eventlog.port import EventLog
-from engine.serving.history import Outcome, outcome_of, update_with_version
+from engine.serving.history import Outcome, PolicyHistory, outcome_of, update_with_version
 from events.base import is_valid_run_id
 from events.policy import DEFAULT_POLICY, PolicyUpdated, policy_run_id
 
@@ -65,9 +65,10 @@ async def wait_for_outcome(
         TimeoutError: nothing answered within ``timeout`` seconds (no PolicySync running?).
     """
     deadline = time.monotonic() + timeout
+    history = PolicyHistory(event_log, update.run_id)
     while True:
-        history = [r.event for r in await event_log.read_run(update.run_id)]
-        found = outcome_of(history, update)
+        await history.refresh()
+        found = outcome_of(history.events, update)
         if found is not None:
             return found
         if time.monotonic() >= deadline:

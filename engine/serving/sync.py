@@ -25,7 +25,7 @@ import structlog
 
 from engine.eventlog.port import EventLog
 from engine.serving.active import ActivePolicies, active_policies
-from engine.serving.history import Outcome, active_in, outcome_of
+from engine.serving.history import Outcome, PolicyHistory, active_in, outcome_of
 from engine.serving.loaders import LoadFailed, WeightLoader
 from events.policy import DEFAULT_POLICY, PolicyActivated, PolicyUpdated, PolicyUpdateFailed, policy_run_id
 from handlers.context import derive_id
@@ -63,7 +63,9 @@ class PolicySync:
         self.poll_interval = poll_interval
         self.outcomes: list[Outcome] = []
         """Every outcome this sync recorded or found recorded, in order."""
-        self._after_seq = 0
+        self.history = PolicyHistory(event_log, policy_run_id(policy))
+        self._next = 0
+        """Index in ``history.events`` of the first event not yet handled."""
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -80,20 +82,27 @@ class PolicySync:
                 await asyncio.wait_for(self._stop.wait(), self.poll_interval)
 
     async def catch_up(self) -> list[Outcome]:
-        """Handle every update in the policy's history after the last one seen; return their outcomes.
+        """Handle every update in the policy's history after the last one handled; return their outcomes.
 
-        The history is read with direct gets (what a worker's credentials allow), not a consumer.
+        The history is read with direct gets (what a worker's credentials allow), not a
+        consumer. An update whose handling fails stays next in line for the following look.
         """
         done = []
-        for record in await self.log.read_run(policy_run_id(self.policy), after_seq=self._after_seq):
-            self._after_seq = record.seq
-            if isinstance(record.event, PolicyUpdated):
-                done.append(await self.handle(record.event))
+        await self.history.refresh()
+        while self._next < len(self.history.events):
+            event = self.history.events[self._next]
+            if isinstance(event, PolicyUpdated):
+                done.append(await self.handle(event))
+            self._next += 1
         return done
 
     async def handle(self, update: PolicyUpdated) -> Outcome:
         """Serve ``update`` (or refuse it) and record the outcome, once."""
-        history = [r.event for r in await self.log.read_run(update.run_id)]
+        if update.run_id == self.history.run_id:
+            await self.history.refresh()
+            history = self.history.events
+        else:  # filed under another run: refused below, after a look at that run's outcomes
+            history = [r.event for r in await self.log.read_run(update.run_id)]
         recorded = outcome_of(history, update)
         if recorded is None:
             active = active_in(history)

@@ -184,6 +184,38 @@ async def test_a_crash_between_the_reload_and_the_record_activates_once(
     assert len(recorded) == 1
 
 
+class _FirstAppendFails:
+    """An event log whose first append fails as a bus going away does (the process lives on)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def append(self, event: Any, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("nats: connection closed")
+        return await self.inner.append(event, **kwargs)
+
+
+async def test_an_update_whose_outcome_could_not_be_recorded_is_handled_at_the_same_syncs_next_look(
+    jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
+) -> None:
+    await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
+    registry = ActivePolicies()
+    sync = _sync(_FirstAppendFails(jetstream_log), vllm, registry)
+    with pytest.raises(ConnectionError):
+        await sync.catch_up()
+
+    [outcome] = await sync.catch_up()
+    assert isinstance(outcome, PolicyActivated)
+    assert registry.version_of("default") == 1
+    assert [type(e) for e in await _policy_events(jetstream_log)] == [PolicyUpdated, PolicyActivated]
+
+
 async def test_a_following_sync_answers_an_update_the_trainer_waits_for(
     jetstream_log: Any, checkpoints: Path
 ) -> None:
