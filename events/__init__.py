@@ -6,7 +6,7 @@ Imports only the standard library and msgspec; no I/O.
 from events.base import SCHEMA_VERSION, Event, is_valid_run_id, tag_of
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type, register
 from events.codec import DecodeError, UnknownEvent, decode, encode, from_builtins, to_builtins
-from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed, Turn
+from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded, TrajectorySealed, Turn
 from events.evolve import (
     MemoryEntry,
     MemoryWritten,
@@ -41,6 +41,7 @@ __all__ = [
     "TYPES_BY_TAG",
     "ActionParsed",
     "AnswerGraded",
+    "AnswerRegraded",
     "ChatMessage",
     "DecodeError",
     "EpisodeEnded",

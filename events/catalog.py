@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final, Union
 
 from events.base import Event, tag_of
-from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded, TrajectorySealed
 from events.evolve import (
     MemoryWritten,
     RoundCompleted,
@@ -14,7 +14,13 @@ from events.evolve import (
     VerifierReported,
 )
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
-from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded
+from events.policy import (
+    PolicyActivated,
+    PolicyUpdated,
+    PolicyUpdateFailed,
+    RolloutDiscarded,
+    RolloutTrained,
+)
 from events.run import (
     EventRejected,
     HandlerFailed,
@@ -51,6 +57,8 @@ EVENT_TYPES: list[type[Event]] = [
     PolicyActivated,
     PolicyUpdateFailed,
     RolloutDiscarded,
+    AnswerRegraded,
+    RolloutTrained,
 ]
 """Every event type; later modules append theirs through :func:`register`."""
 

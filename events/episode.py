@@ -26,6 +26,43 @@ class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
     branch: str | None = None
     episode: str = "main"
     """Which episode of the run (evolve runs have several: rounds, verifiers)."""
+    grader: str = ""
+    """The grader that gave the score, by name (``""``: no grader ran, or recorded before
+    graders were named)."""
+    grader_version: str = ""
+    """Digest of that grader's code and settings (``handlers.grading.version``)."""
+
+
+class AnswerRegraded(Event, frozen=True, kw_only=True, tag="answer.regraded"):
+    """A recorded grade was computed again from the recorded answer, with no model call
+    (``apollo regrade``); the original ``answer.graded`` stays as it was.
+
+    Appended to the graded run; one per (grade, grader, grader version), so regrading
+    again with the same grader adds nothing.
+    """
+
+    regraded_id: str
+    """The ``answer.graded`` event this grade re-computes."""
+    episode: str = "main"
+    role: str = "policy"
+    branch: str | None = None
+    answer: str | None = None
+    """The recorded final answer (what the original grade read)."""
+    ground_truth: str | None = None
+    old_score: float
+    """The original grade's score (what any reward was paid from)."""
+    old_grader: str = ""
+    """The original grade's grader (its method for grades recorded before graders were named)."""
+    old_grader_version: str = ""
+    new_score: float
+    reward: float | None = None
+    """The episode's reward under the run's recorded reward rule with ``new_score``
+    (``None``: that rule's plugin is not installed where it was regraded)."""
+    grader: str
+    grader_version: str
+    method: str = ""
+    """What the grader reported deciding with (``math``, ``math:timeout``...)."""
+    detail: str = ""
 
 
 class EpisodeEnded(Event, frozen=True, kw_only=True, tag="episode.ended"):
@@ -100,3 +137,6 @@ class TrajectorySealed(Event, frozen=True, kw_only=True, tag="trajectory.sealed"
     """The evolve round the episode belongs to (``None`` outside evolve runs)."""
     verifier: int | None = None
     """The verifier's index within its round (verifier trajectories only)."""
+    grader: str = ""
+    """The grader whose grade ``score`` comes from (a verifier's: its round's policy grade)."""
+    grader_version: str = ""

@@ -94,3 +94,29 @@ class RolloutDiscarded(Event, frozen=True, kw_only=True, tag="rollout.discarded"
     """The oldest version among the trajectory's turns (``None``: unversioned)."""
     trainer_version: int | None = None
     """The trainer's version when it decided."""
+
+
+class RolloutTrained(Event, frozen=True, kw_only=True, tag="rollout.trained"):
+    """A sealed trajectory the trainer trained on, recorded when its batch was committed.
+
+    Appended to the trajectory's own run, beside its grade, so an audit of that grade
+    (``answer.regraded``) can name the training steps that were paid it.
+    """
+
+    trajectory_id: str
+    """The ``trajectory.sealed`` event's id."""
+    group_id: str
+    trainer: str
+    """Which trainer (its durable consumer's name)."""
+    step: int | None = None
+    """The trainer's optimiser step that used it (``None``: the trainer did not say)."""
+    policy_version: int | None = None
+    """The oldest version among the trajectory's turns (``None``: unversioned)."""
+    trainer_version: int | None = None
+    """The trainer's policy version when it trained the batch."""
+    reward: float | None = None
+    """The outcome reward it was paid (from ``reward_source``)."""
+    reward_source: str = "ground_truth"
+    episode: str = "main"
+    """The trajectory's episode (evolve runs seal several)."""
+    role: str = "policy"

@@ -89,6 +89,10 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     method: str
     detail: str = ""
+    grader: str = ""
+    """The grader's name, stamped by the engine's grading adapter (graders leave it blank)."""
+    grader_version: str = ""
+    """Digest of the grader's code and settings (:mod:`handlers.grading.version`)."""
 
 
 class AnswerGrader(Protocol):

@@ -14,15 +14,8 @@ from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
-from handlers.episode.protocol import (
-    APOLLO,
-    WHOLE_TEXT_GRADERS,
-    graded_text,
-    implied_grader,
-    next_move,
-    protocol_of,
-    stepped_text,
-)
+from handlers.episode.graded_input import answer_block_text, ending_text, run_grader
+from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, next_move, protocol_of
 from handlers.grading.reference import extracted_answer
 from handlers.ports import ModelError, ToolError
 from handlers.projections.episode import EpisodeState, episode_state
@@ -92,7 +85,7 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
 async def _grade_answer_block(ctx: HandlerContext, event: ActionParsed, state: EpisodeState) -> AnswerGraded:
     problem = state.problem
     truth = problem.ground_truth if problem else None
-    mode = state.run.episode.grading or "math_verify"
+    mode = run_grader(state.run)
     common = {"step": event.step, "answer": event.final_answer, "role": event.role,
               "branch": event.branch, "episode": event.episode, "ground_truth": truth}
     if truth is None:
@@ -101,13 +94,10 @@ async def _grade_answer_block(ctx: HandlerContext, event: ActionParsed, state: E
     if not event.final_answer:
         return ctx.new(AnswerGraded, RESULT, score=0.0, method=mode,
                        detail="the reply holds no final answer", **common)
-    graded_text = event.final_answer
-    if mode == "reference":
-        # The reference grades the concatenated raw replies with its own extraction.
-        graded_text = "\n".join(step.response or "" for step in state.steps)
-    grade = await ctx.services.grader.grade(graded_text, truth, mode, metadata=dict(problem.metadata))
+    text = answer_block_text(state, event.final_answer, mode)
+    grade = await ctx.services.grader.grade(text, truth, mode, metadata=dict(problem.metadata))
     return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
-                   detail=grade.detail, **common)
+                   detail=grade.detail, grader=grade.grader, grader_version=grade.grader_version, **common)
 
 
 async def _grade_reference_ending(
@@ -117,13 +107,10 @@ async def _grade_reference_ending(
     the last reply's final answer for any other grader the run names."""
     problem = state.problem
     truth = problem.ground_truth if problem else None
-    mode = str(state.run.episode.grading or implied_grader(protocol_of(state.run)))
+    mode = run_grader(state.run)
     last = state.last()
     whole_text = mode in WHOLE_TEXT_GRADERS
-    if whole_text:
-        text: str | None = graded_text(state)
-    else:
-        text = ctx.catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
+    text = ending_text(state, mode, ctx.catalog)
     common = {"step": last.step if last else event.step, "role": event.role, "branch": event.branch,
               "episode": event.episode, "ground_truth": truth, "done_reason": done_reason}
     if truth is None:
@@ -135,4 +122,4 @@ async def _grade_reference_ending(
     grade = await ctx.services.grader.grade(text, truth, mode, metadata=dict(problem.metadata))
     answer = extracted_answer(grade.detail) if whole_text else text
     return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method, answer=answer,
-                   detail=grade.detail, **common)
+                   detail=grade.detail, grader=grade.grader, grader_version=grade.grader_version, **common)

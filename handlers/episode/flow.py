@@ -245,6 +245,7 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
         complete=event.done_reason not in ("model_failed",), episode=MAIN,
         # No ground truth: the 0 is not a grade, so a ground-truth trainer must skip it.
         graded=problem.ground_truth is not None and event.method != "ungraded",
+        grader=event.grader, grader_version=event.grader_version,
     )
     completed = ctx.new(
         RunCompleted, "completed",

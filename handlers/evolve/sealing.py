@@ -80,7 +80,14 @@ def _seal_policy(
         done_reason=graded.done_reason, invalid_turns=state.invalid_turns, model=state.model,
         complete=graded.done_reason != "model_failed", role="policy", branch=view.branch,
         episode=episode, graded=known, vote=vote, round=view.round,
+        grader=graded.grader, grader_version=graded.grader_version,
     )  # fmt: skip
+
+
+def _policy_grader(view: RoundView) -> dict[str, str]:
+    """A verifier's ground-truth score is derived from its round's policy grade: name that grader."""
+    graded = view.graded
+    return {"grader": graded.grader, "grader_version": graded.grader_version} if graded else {}
 
 
 def _seal_verifier(
@@ -109,5 +116,5 @@ def _seal_verifier(
         invalid_turns=state.invalid_turns, model=state.model,
         complete=report.reason != "model_failed", role="verifier", branch=view.branch,
         episode=episode, graded=correct is not None, vote=vote, round=view.round,
-        verifier=report.verifier,
+        verifier=report.verifier, **_policy_grader(view),
     )  # fmt: skip

@@ -1,0 +1,71 @@
+"""What a grader reads for an episode, and which grader a run names.
+
+The effector that grades an answer and `apollo regrade` share these rules, so a regrade
+hands a grader exactly the text it would have been given had the run named it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from events.base import Event
+from events.episode import AnswerGraded
+from handlers.catalog import Catalog
+from handlers.episode.protocol import (
+    APOLLO,
+    WHOLE_TEXT_GRADERS,
+    graded_text,
+    implied_grader,
+    protocol_of,
+    stepped_text,
+)
+from handlers.projections.episode import EpisodeState, episode_state
+from handlers.run_settings import RunSettings
+
+NO_ANSWER_METHODS = frozenset({"none", "ungraded"})
+"""Methods of grades that graded nothing: the episode ended without an answer, or no
+ground truth was known."""
+
+
+def run_grader(run: RunSettings) -> str:
+    """The grader a run names: its ``episode.grading``, else what its protocol implies."""
+    protocol = protocol_of(run)
+    if protocol == APOLLO:
+        return run.episode.grading or "math_verify"
+    return str(run.episode.grading or implied_grader(protocol))
+
+
+def answer_block_text(state: EpisodeState, final_answer: str, mode: str) -> str:
+    """Under the ``apollo`` protocol: the final answer, except that the reference grader
+    reads the concatenated raw replies with its own extraction."""
+    if mode == "reference":
+        return "\n".join(step.response or "" for step in state.steps)
+    return final_answer
+
+
+def ending_text(state: EpisodeState, mode: str, catalog: Catalog) -> str | None:
+    """Under a reference protocol: the whole stepped text for the reference graders, the
+    last reply's final answer (as the run's domain extracts it) for any other grader."""
+    if mode in WHOLE_TEXT_GRADERS:
+        return graded_text(state)
+    last = state.last()
+    return catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
+
+
+def regrade_text(history: Sequence[Event], graded: AnswerGraded, mode: str, catalog: Catalog) -> str | None:
+    """The text grader ``mode`` reads for the episode ``graded`` closed (``None``: no answer).
+
+    ``history`` is the run's events up to ``graded``.
+
+    Raises:
+        handlers.catalog.ExtensionMissing: the run's domain is a plugin ``catalog`` lacks
+            (only asked for under a reference protocol).
+    """
+    if graded.method in NO_ANSWER_METHODS or graded.ground_truth is None:
+        return None
+    state = episode_state(history, graded.episode)
+    if protocol_of(state.run) == APOLLO:
+        text = answer_block_text(state, graded.answer, mode) if graded.answer else None
+    else:
+        text = ending_text(state, mode, catalog)
+    return text if text and text.strip() else None
