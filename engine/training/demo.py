@@ -9,7 +9,8 @@ One step:
 2. the sealed trajectories come back through the exactly-once subscription
    (``RolloutSubscription`` on a durable JetStream consumer), as whole groups;
 3. verl's GRPO advantages and policy loss, one AdamW step (:class:`Trainer`);
-4. a checkpoint (weights, optimiser, subscription cursor), then the batch is acknowledged;
+4. a checkpoint (weights, optimiser, subscription cursor), then the batch is acknowledged,
+   each trajectory's run recording ``rollout.trained`` (trainer, step, policy versions);
 5. ``policy.updated`` is appended; the serving side (``PolicySync``) loads the checkpoint
    into the server and records ``policy.activated``; only then does the next step submit.
 
@@ -39,6 +40,7 @@ from engine.cli.commands import local_workers, submission, submit
 from engine.config.settings import Settings, validate
 from engine.errors import EngineError
 from engine.nats.rollout_source import JetStreamRolloutSource
+from engine.rollouts import train_recorder
 from engine.serving import CallableLoader, LoadFailed, PolicySync, announce_update, wait_for_outcome
 from engine.training import checkpoint, step_log
 from engine.training.checkpoint import CheckpointState
@@ -202,7 +204,8 @@ class Demo:
         sub = RolloutSubscription(source, SubscriptionOptions(
             group_size=self.options.group_size, groups_per_batch=self.options.groups, fetch_timeout=0.5,
             heartbeat_interval=self.options.ack_wait / 4,
-        ), cursor=state.cursor if state else TrainingCursor(), policy_version=version)  # fmt: skip
+        ), cursor=state.cursor if state else TrainingCursor(), policy_version=version,
+           on_commit=train_recorder(runtime.log, trainer=DURABLE))  # fmt: skip
         trained = list(state.trained) if state else []
         bar = StepBar(self.options.steps, done=done, stream=self.stream)
         try:
@@ -239,7 +242,7 @@ class Demo:
         state = CheckpointState(step=step, version=step, folder=checkpoint.step_folder(self.checkpoints, step).name,
                                 cursor=batch.cursor, trained=trained, record=record)
         await run_torch(checkpoint.save, self.checkpoints, state, trainer.model, trainer.optimizer)
-        await batch.commit()
+        await batch.commit(step=step)
         await self._announce(runtime, state, {"loss": record["loss"], "reward_mean": record["reward_mean"]})
         record["sync_s"] = round(time.perf_counter() - synced, 3)
         record["cpu_s"] = round(time.process_time() - cpu, 3)

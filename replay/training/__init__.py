@@ -27,8 +27,10 @@ from replay.training.subscription import (
     RolloutSubscription,
     SubscriptionOptions,
     SubscriptionStats,
+    Trained,
     TrainingBatch,
     TrainingCursor,
+    TrainRecorder,
     version_of,
 )
 
@@ -52,6 +54,8 @@ __all__ = [
     "Skipped",
     "SubscriptionOptions",
     "SubscriptionStats",
+    "TrainRecorder",
+    "Trained",
     "TrainingBatch",
     "TrainingCursor",
     "build_many",

@@ -169,6 +169,13 @@ def _skip_reason(t: TrajectorySealed, layout: str, opts: SampleOptions) -> str |
     return None
 
 
+def outcome_reward(t: TrajectorySealed, reward_source: str) -> float | None:
+    """The outcome reward ``reward_source`` gives ``t`` (``None``: it has none from there)."""
+    if reward_source == "verifier_vote":
+        return t.vote
+    return t.reward if t.graded else None
+
+
 def _outcome(t: TrajectorySealed, opts: SampleOptions) -> float:
     """The trajectory's reward from the chosen source (checked present by ``_skip_reason``)."""
     if opts.reward_source == "verifier_vote":

@@ -31,6 +31,11 @@ handed to ``on_discard`` (the engine's recorder appends ``rollout.discarded`` to
 trajectory's run). With ``allow_unversioned`` off, a trajectory with no numeric version
 is discarded the same way. When ``on_discard`` fails, the deliveries are handed back for
 redelivery and its error ends the iteration: nothing is acknowledged without its record.
+
+What was trained is recorded the same way: ``commit(step=...)`` hands every trajectory of
+the batch to ``on_commit`` (the engine's recorder appends ``rollout.trained`` to each
+trajectory's run) before acknowledging it; when that fails, nothing is acknowledged and
+the commit may be retried.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from events import TrajectorySealed
-from replay.training.samples import SampleOptions, SampleSet, Skipped, build_many
+from replay.training.samples import SampleOptions, SampleSet, Skipped, build_many, outcome_reward
 
 
 class RolloutDelivery(Protocol):
@@ -179,6 +184,8 @@ class SubscriptionStats(msgspec.Struct, kw_only=True):
     discarded_unversioned: int = 0
     discard_record_failures: int = 0
     """Discards whose ``on_discard`` failed: handed back for redelivery, not acknowledged."""
+    train_record_failures: int = 0
+    """Commits whose ``on_commit`` failed: nothing acknowledged, the commit may be retried."""
 
 
 class Discarded(msgspec.Struct, frozen=True, kw_only=True):
@@ -192,6 +199,24 @@ class Discarded(msgspec.Struct, frozen=True, kw_only=True):
 
 
 DiscardRecorder = Callable[[list[Discarded]], Awaitable[None]]
+
+
+class Trained(msgspec.Struct, frozen=True, kw_only=True):
+    """A trajectory of a committed batch: what the trainer trained, when, and what it paid."""
+
+    event: TrajectorySealed
+    step: int
+    """The trainer's step (the batch number when the trainer named none)."""
+    version: int | None
+    """Its oldest policy version (``None``: unversioned)."""
+    trainer_version: int | None
+    """The trainer's policy version when the batch was taken."""
+    reward: float | None
+    """The outcome reward it was trained with (``None``: its source had none)."""
+    reward_source: str
+
+
+TrainRecorder = Callable[[list[Trained]], Awaitable[None]]
 
 
 class _Pending:
@@ -250,11 +275,16 @@ class TrainingBatch:
         """Trajectory event id -> staleness."""
         return {r.event.event_id: r.staleness for r in self.rollouts}
 
-    async def commit(self) -> None:
-        """Acknowledge the batch; call only after the checkpoint holding ``cursor`` is saved."""
+    async def commit(self, *, step: int | None = None) -> None:
+        """Acknowledge the batch; call only after the checkpoint holding ``cursor`` is saved.
+
+        ``step`` is the trainer's step that trained it (recorded by ``on_commit``; the batch
+        number when ``None``). When ``on_commit`` raises, nothing is acknowledged and the
+        error propagates; calling again retries.
+        """
         if not self.committed:
+            await self._sub._commit(self, self.number if step is None else step)
             self.committed = True
-            await self._sub._commit(self)
 
     def __len__(self) -> int:
         return len(self.rollouts)
@@ -283,6 +313,7 @@ class RolloutSubscription:
         policy_version: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_discard: DiscardRecorder | None = None,
+        on_commit: TrainRecorder | None = None,
     ) -> None:
         self.source = source
         self.options = options
@@ -290,6 +321,8 @@ class RolloutSubscription:
         """The trainer's current policy version; set it after each weight update."""
         self.on_discard = on_discard
         """Records trajectories discarded for their version (before they are acknowledged)."""
+        self.on_commit = on_commit
+        """Records the trajectories of a committed batch (before they are acknowledged)."""
         self._discarded_groups: set[str] = set()
         self.skipped: list[Skipped] = []
         self.stats = SubscriptionStats()
@@ -568,7 +601,18 @@ class RolloutSubscription:
         rollouts = [msgspec.structs.replace(r, staleness=self._staleness(r.event)) for r in group.rollouts]
         return msgspec.structs.replace(group, rollouts=rollouts)
 
-    async def _commit(self, batch: TrainingBatch) -> None:
+    async def _commit(self, batch: TrainingBatch, step: int) -> None:
+        if self.on_commit is not None:
+            source = self.options.reward_source
+            trained = [Trained(event=r.event, step=step, version=version_of(r.event),
+                               trainer_version=batch.policy_version, reward=outcome_reward(r.event, source),
+                               reward_source=source)
+                       for r in batch.rollouts]
+            try:
+                await self.on_commit(trained)
+            except Exception:
+                self.stats.train_record_failures += len(trained)
+                raise  # never acknowledge what was not recorded
         self._cursor = self._cursor.including(batch.rollouts)
         del self._yielded[batch.number]
         for r in batch.rollouts:

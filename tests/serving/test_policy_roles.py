@@ -1,4 +1,4 @@
-"""The shipped roles (deploy/nats/auth.conf): a trainer announces weights and records discards,
+"""The shipped roles (deploy/nats/auth.conf): a trainer announces weights and records discards and training,
 a worker runs the serving side; neither reaches past that."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from engine.serving import CallableLoader, PolicySync, announce_update
 from engine.testing.secured_nats import SecuredServer, secured_server
 from events.policy import PolicyActivated, RolloutDiscarded
 from events.subjects import subject_for_tag
-from replay.training import Discarded
+from replay.training import Discarded, Trained
 from tests.training.conftest import trajectory
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
@@ -42,7 +42,7 @@ async def _client(server: SecuredServer, role: str) -> JetStreamEventLog:
 
 async def test_a_trainer_announces_and_a_worker_activates(server: SecuredServer, admin_log: JetStreamEventLog,
                                                           tmp_path: Path) -> None:
-    from engine.rollouts import discard_recorder
+    from engine.rollouts import discard_recorder, train_recorder
 
     trainer, worker = await _client(server, "trainer"), await _client(server, "worker")
     try:
@@ -52,6 +52,8 @@ async def test_a_trainer_announces_and_a_worker_activates(server: SecuredServer,
         sealed = trajectory("g", 0)
         await worker.append(sealed)
         await discard_recorder(trainer)([Discarded(event=sealed, reason="stale", version=1, trainer_version=3)])
+        await train_recorder(trainer, trainer="trainer")([Trained(event=sealed, step=1, version=1, trainer_version=1,
+                                                                  reward=1.0, reward_source="ground_truth")])
         with pytest.raises(PublishError, match=re.escape("permission to publish to apollo.run.r-1.problem.submitted")):
             await trainer.append_raw(subject_for_tag("r-1", "problem.submitted"), b"{}", msg_id="r-1")
         with pytest.raises(PublishError, match=re.escape("apollo.run.policy-default.policy.activated")):
@@ -61,8 +63,8 @@ async def test_a_trainer_announces_and_a_worker_activates(server: SecuredServer,
         await worker.close()
     stored = [r.event async for r in admin_log.read_all()]
     assert [type(e).__name__ for e in stored] == ["PolicyUpdated", "PolicyActivated", "TrajectorySealed",
-                                                  "RolloutDiscarded"]
-    assert isinstance(stored[-1], RolloutDiscarded)
+                                                  "RolloutDiscarded", "RolloutTrained"]
+    assert isinstance(stored[-2], RolloutDiscarded)
 
 
 async def test_a_submitter_drives_rollouts_and_sees_their_runs_end(server: SecuredServer,

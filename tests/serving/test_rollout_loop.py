@@ -17,13 +17,13 @@ from engine.datasets import Problem
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
 from engine.nats.rollout_source import JetStreamRolloutSource
-from engine.rollouts import DriverOptions, RolloutDriver, discard_recorder
+from engine.rollouts import DriverOptions, RolloutDriver, discard_recorder, train_recorder
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.serving import ActivePolicies, PolicySync, VllmLoraLoader, announce_update, wait_for_outcome
 from engine.testing.harness import make_settings, services
 from events.episode import TrajectorySealed
 from events.model import ModelResponded
-from events.policy import PolicyActivated, RolloutDiscarded
+from events.policy import PolicyActivated, RolloutDiscarded, RolloutTrained
 from events.run import ProblemSubmitted
 from handlers.routes import ROUTES
 from replay.training import RolloutSubscription, SubscriptionOptions
@@ -109,11 +109,12 @@ async def test_the_trainer_trains_fresh_groups_and_records_the_stale_ones(
     source = await JetStreamRolloutSource.create(jetstream_log.js, durable="trainer-st", ack_wait=30)
     options = SubscriptionOptions(group_size=2, groups_per_batch=4, fetch_timeout=0.2, idle_timeout=1.0,
                                   heartbeat_interval=0.5, max_staleness=0)
-    sub = RolloutSubscription(source, options, policy_version=2, on_discard=discard_recorder(jetstream_log))
+    sub = RolloutSubscription(source, options, policy_version=2, on_discard=discard_recorder(jetstream_log),
+                              on_commit=train_recorder(jetstream_log, trainer="trainer-st"))
     trained = []
     async for batch in sub:
         trained += [g.group_id for g in batch.groups]
-        await batch.commit()
+        await batch.commit(step=3)
     await sub.aclose()
     await source.close()
 
@@ -123,6 +124,9 @@ async def test_the_trainer_trains_fresh_groups_and_records_the_stale_ones(
                                                           [driver.groups[1].group_id] * 2)
     assert {(d.policy_version, d.trainer_version) for d in discarded} == {(1, 2)}
     assert all(d.run_id in driver.groups[0].run_ids + driver.groups[1].run_ids for d in discarded)
+    recorded = [r.event for r in await _events(jetstream_log) if isinstance(r.event, RolloutTrained)]
+    assert sorted(t.run_id for t in recorded) == sorted(driver.groups[2].run_ids)
+    assert {(t.trainer, t.step, t.policy_version, t.trainer_version) for t in recorded} == {("trainer-st", 3, 2, 2)}
     assert await source.ack_floor() > 0
 
 
