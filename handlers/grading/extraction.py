@@ -14,6 +14,12 @@ model writes while thinking, or prints from code, is not an answer. Then:
 A ``<think>`` or tool block left open runs to the end of the text, and a closing
 ``</think>`` without an opening tag (chat templates often open it for the model)
 masks everything before it.
+
+What a reader never sees is not an answer: LaTeX comments (``%`` to the end of the
+line, except a percent sign after a number), ``\\iffalse...\\fi``, ``\\phantom{...}``
+and HTML comments are masked before any box is looked for. When the final region
+holds several boxes, all of them are returned (``\\boxed{41} \\boxed{42}``) so the
+grader can refuse a hedge: two different final answers score 0.
 """
 
 from __future__ import annotations
@@ -37,16 +43,59 @@ _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
+_LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
+_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{")
 
 
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
-    visible = mask_reasoning_and_tools(text)
+    visible = mask_hidden(mask_reasoning_and_tools(text))
     body = _last_answer_body(visible)
+    region = body if body is not None else _CODE_FENCE.sub("\n", visible)
+    boxes = top_level_boxes(region)
+    if len({" ".join(box.split()) for box in boxes}) > 1:
+        return " ".join(f"\\boxed{{{box.strip()}}}" for box in boxes)
     if body is not None:
         answer = last_boxed(body)
         return _non_empty(body if answer is None else answer)
-    return _non_empty(last_boxed(_CODE_FENCE.sub("\n", visible)))
+    return _non_empty(last_boxed(region))
+
+
+def mask_hidden(text: str) -> str:
+    """``text`` without what a reader never sees: HTML and LaTeX comments, ``\\iffalse`` blocks and
+    ``\\phantom`` arguments."""
+    text = _IFFALSE.sub(" ", _HTML_COMMENT.sub(" ", text))
+    text = _LATEX_COMMENT.sub(" ", text)
+    if "phantom" not in text:
+        return text
+    closing = _brace_pairs(text)
+    kept: list[str] = []
+    position = 0
+    for match in _PHANTOM.finditer(text):
+        if match.start() < position:
+            continue
+        end = closing.get(match.end() - 1, len(text) - 1)
+        kept.append(text[position : match.start()])
+        position = end + 1
+    kept.append(text[position:])
+    return " ".join(kept)
+
+
+def top_level_boxes(text: str) -> list[str]:
+    """Contents of every balanced ``\\boxed{...}`` not inside another box, in order."""
+    closing = _brace_pairs(text)
+    boxes: list[str] = []
+    covered_until = -1
+    for match in _BOX_START.finditer(text):
+        start = match.end() - 1
+        end = closing.get(start)
+        if end is None or start < covered_until:
+            continue
+        boxes.append(text[start + 1 : end])
+        covered_until = end
+    return boxes
 
 
 def _last_answer_body(text: str) -> str | None:

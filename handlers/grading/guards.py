@@ -89,7 +89,7 @@ def _check_product(node: Any) -> None:
     """A product over more than :data:`MAX_PRODUCT_TERMS` terms would be multiplied out."""
     for limits in node.args[1:]:
         low, high = limits[1], limits[2]
-        if getattr(high - low, "is_number", False) and abs(float(high - low)) > MAX_PRODUCT_TERMS:
+        if getattr(high - low, "is_number", False) and abs(complex(high - low)) > MAX_PRODUCT_TERMS:
             msg = f"a product of more than {MAX_PRODUCT_TERMS} terms"
             raise TooCostly(msg)
 
@@ -124,7 +124,7 @@ def _power_bound(node: Any) -> float | None:
         return None
     if exponent_digits > 7:
         return math.inf if base not in (0, 1, -1) else 0.0
-    return abs(float(exponent)) * max(abs(base_digits), 1.0)
+    return abs(complex(exponent)) * max(abs(base_digits), 1.0)
 
 
 def _factorial_bound(argument: Any) -> float | None:
@@ -133,7 +133,7 @@ def _factorial_bound(argument: Any) -> float | None:
         return None
     if digits > 7:
         return math.inf
-    n = abs(float(argument))
+    n = abs(complex(argument))
     return n * math.log10(max(n, 2.0))
 
 

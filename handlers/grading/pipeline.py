@@ -1,173 +1,210 @@
-"""apollo's math grader: normalise, parse, compare; math-verify is one stage.
+"""apollo's math grader: prepare, tokenize, parse, compare; sound by construction.
 
-1. **Normalise** (:mod:`handlers.grading.normalise`): Unicode, Python syntax, digit
-   grouping, units, ``x = v`` and one-variable inequalities become plain LaTeX.
-2. **Parse** (:mod:`handlers.grading.reading`) the *whole* normalised text with
-   math-verify's LaTeX parser (``latex2sympy2_extended``). A parser that stops early raises, so a reading never
-   covers only a prefix: ``7 - \\frac{1}{\\mathrm{e}}`` is read whole or not at all.
-   The bounds of :mod:`handlers.grading.guards` are checked before and after parsing.
-3. **Compare** with ``math_verify.verify`` (numeric, symbolic, sets, intervals,
-   matrices). Text that does not parse as math (``\\text{Evelyn}``) is compared as
-   case-folded text. A percentage matches the same number or its hundredth.
+1. **Prepare** (:mod:`handlers.grading.tokens`): a closed table of rewrites into
+   equivalent notation (Unicode math, delimiters, a whole ``\\boxed{}``, digit grouping).
+2. **Tokenize and parse** (:mod:`handlers.grading.tokens`, :mod:`handlers.grading.parser`):
+   every token is read from the closed vocabularies of :mod:`handlers.grading.lexicon`,
+   or the answer is unreadable. Units, currencies, percent, degrees, constants and
+   relations are part of the reading; layout is never arithmetic.
+3. **Compare** (:mod:`handlers.grading.compare`): kind by kind, exactly.
 
-A score of 1 needs positive evidence: anything refused, unreadable or timed out is 0,
-and the grade's ``detail`` says what each side was read as.
-
-``math_verify.verify`` guards itself with ``signal.alarm``, which only works in a
-process's main thread; elsewhere it runs without that timer and the guards alone bound
-the work. The engine calls this in a pool worker's main thread.
+An unreadable side is compared as canonical text and scores 1 only when the texts are
+identical. Anything refused, undecided or timed out scores 0, and the grade's
+``detail`` says what each side was read as, every word, unit or constant read or
+converted, and how the two compared.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal
-from typing import Final
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import fields, is_dataclass
+from typing import Any, Final
 
-from handlers.grading.guards import check_text
-from handlers.grading.normalise import Normalised
-from handlers.grading.reading import (
-    PLAIN_NUMBER,
-    Reading,
-    mentions_complex,
-    prepare,
-    read_normalised,
-    read_prepared,
-    verify_values,
-)
+from handlers.grading.compare import Comparer, Verdict
+from handlers.grading.extraction import top_level_boxes
+from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
+from handlers.grading.lexicon import ROMAN, TEXT_COMMANDS
+from handlers.grading.parser import parse
+from handlers.grading.readings import Assignment, Refused, Text
+from handlers.grading.tokens import Prepared, Unreadable, prepare, tokenize
 from handlers.ports import Grade
 
 METHOD: Final = "math"
-_NEEDS_GUARD: Final = re.compile(r"[!^]|binom|choose")
-_SPACE_NOT_BETWEEN_DIGITS: Final = re.compile(r"(?<!\d)\s+|\s+(?!\d)")
+PARSE_TIMEOUT_S: Final = 2
+"""Longest one side may take to read; with the comparison's bound a grade stays under the
+grading pool's 10 s deadline."""
+_WRAPPED: Final = re.compile(r"\\(" + "|".join(sorted(TEXT_COMMANDS | ROMAN)) + r")\s*\{(?P<body>[^{}]*)\}")
+_CHOICE: Final = re.compile(r"\(([A-Za-z])\)")
+_SPACE_BESIDE_SYMBOL: Final = re.compile(r"\s*([^\w\s])\s*")
 
 
-def grade_math(answer: str, ground_truth: str, *, timeout_seconds: int = 5) -> Grade:
-    """Score ``answer`` against ``ground_truth`` by the three stages of the module docstring.
+class GradingTimeout(Exception):  # noqa: N818 - a verdict: undecided within the bound
+    """Reading or comparing took longer than its bound."""
 
-    Never raises: a failure inside a library on strange input scores 0 and names it.
-    """
+
+def grade_math(answer: str, ground_truth: str, *, timeout_seconds: int = 5,
+               numeric_tolerance: float | None = None) -> Grade:
+    """Score ``answer`` against ``ground_truth`` (see the module docstring). Never raises."""
     try:
-        return _grade(answer, ground_truth, timeout_seconds)
+        return _grade(answer, ground_truth, timeout_seconds, numeric_tolerance)
     except Exception as exc:  # noqa: BLE001 - a grade with the reason beats a crashed worker
         detail = f"not graded: the grader failed on this input ({type(exc).__name__})"
         return Grade(score=0.0, method=METHOD, detail=detail)
 
 
-def _grade(answer: str, ground_truth: str, timeout_seconds: int) -> Grade:
-    pred_text, gold_text = prepare(answer), prepare(ground_truth)
-    if _plainly_identical(pred_text, gold_text):
-        shown = Reading(text=pred_text.text, kind="as written", percent=pred_text.percent).describe()
-        detail = f"answer read as {shown}; ground truth read as the same text; equal: same text"
-        return Grade(score=1.0, method=METHOD, detail=detail)
-    complex_numbers = mentions_complex(answer) or mentions_complex(ground_truth)
-    pred = read_prepared(pred_text, complex_numbers)
-    gold = read_prepared(gold_text, complex_numbers)
-    verdict, score = _compare(pred, gold, timeout_seconds, complex_numbers)
-    detail = (
-        f"answer read as {pred.describe()}; ground truth read as {gold.describe()}; {verdict}"
-    )
-    return Grade(score=score, method=METHOD, detail=detail)
+def _grade(answer: str, ground_truth: str, timeout_seconds: int, tolerance: float | None) -> Grade:
+    comparer = Comparer(tolerance)
+    gold, gold_notes = read_side(ground_truth, comparer)
+    pred, pred_notes = read_side(answer, comparer)
+    if isinstance(gold, Refused):
+        verdict = Verdict(False, f"not graded: the ground truth is {gold.why}")
+    elif isinstance(pred, Refused):
+        verdict = Verdict(False, f"not equal: the answer is {pred.why}")
+    elif isinstance(pred, Text) or isinstance(gold, Text):
+        verdict = _as_text(pred, gold, answer, ground_truth)
+    else:
+        try:
+            with _bounded(timeout_seconds):
+                verdict = comparer.readings(pred, gold)
+        except GradingTimeout:
+            verdict = Verdict(False, f"not equal: undecided within {timeout_seconds} s")
+    detail = f"answer read as {pred.describe()}{_notes(pred_notes)}; ground truth read as {gold.describe()}{_notes(gold_notes)}; {verdict.how}"
+    return Grade(score=1.0 if verdict.equal else 0.0, method=METHOD, detail=detail)
 
 
-def _plainly_identical(pred: Normalised | str, gold: Normalised | str) -> bool:
-    """The same normalised text, with nothing a guard must look at first (powers, factorials)."""
-    if isinstance(pred, str) or isinstance(gold, str) or pred.percent != gold.percent:
-        return False
-    if pred.name != gold.name or _different_units(pred.unit, gold.unit):
-        return False
-    same = bool(pred.text) and _squash(pred.text) == _squash(gold.text)
-    return same and not _NEEDS_GUARD.search(pred.text) and check_text(pred.text) is None
+def read_side(text: str, comparer: Comparer) -> tuple[Any, tuple[str, ...]]:
+    """What one side reads as, and the notes on what was read or rewritten."""
+    problem = check_raw(text) if text.strip() else "empty"
+    if problem:
+        return Refused(problem), ()
+    boxes = top_level_boxes(text)
+    if len(boxes) > 1:
+        return _hedge(boxes, comparer)
+    prepared = prepare(text)
+    problem = check_text(prepared.text) or (None if prepared.text else "empty")
+    if problem:
+        return Refused(problem), ()
+    try:
+        with _bounded(PARSE_TIMEOUT_S):
+            reading, notes = parse(tokenize(prepared.text))
+            _check_values(reading)
+            reading = _settled(reading, comparer)
+    except Unreadable as exc:
+        return Text(canonical_text(prepared), f"unreadable: {exc}"), prepared.rewrites
+    except TooCostly as exc:
+        return Refused(str(exc)), ()
+    except GradingTimeout:
+        return Refused(f"too slow to read (over {PARSE_TIMEOUT_S} s)"), ()
+    return reading, prepared.rewrites + notes + _constants(reading)
 
 
-def _compare(pred: Reading, gold: Reading, timeout_seconds: int, complex_numbers: bool) -> tuple[str, float]:
-    if gold.refused:
-        return f"not graded: the ground truth is {gold.refused}", 0.0
-    if pred.refused:
-        return f"not equal: the answer is {pred.refused}", 0.0
-    if _different_units(pred.unit, gold.unit):
-        return f"not equal: different units ({pred.unit} vs {gold.unit})", 0.0
-    pred, gold = _as_equations_where_needed(pred, gold, complex_numbers)
-    if _squash(pred.text) == _squash(gold.text) and pred.percent == gold.percent:
-        return "equal: same text", 1.0
-    if pred.value is None or gold.value is None:
-        if pred.kind == gold.kind == "text" and _squash(pred.text).casefold() == _squash(gold.text).casefold():
-            return "equal: same text", 1.0
-        return "not equal: compared as text", 0.0
-    if (pred.kind == "equation") != (gold.kind == "equation"):
-        return "not equal: an equation against a value", 0.0
-    if _set_against_sequence(pred.text, gold.text):
-        return "not equal: a set against an ordered pair or interval", 0.0
-    pred, gold = _list_in_brackets_where_needed(pred, gold, complex_numbers)
-    decimals = _both_decimals(pred, gold)
-    if decimals is not None:
-        return ("equal: same decimal", 1.0) if decimals else ("not equal", 0.0)
-    if _equal(pred, gold, timeout_seconds):
-        how = "numeric" if pred.kind == gold.kind == "number" else "symbolic"
-        return f"equal: {how}", 1.0
-    return "not equal", 0.0
+def _hedge(boxes: list[str], comparer: Comparer) -> tuple[Any, tuple[str, ...]]:
+    """Several boxed final answers: fine when all are equal, a hedge (refused) otherwise."""
+    readings = [read_side(box, comparer)[0] for box in boxes]
+    last = readings[-1]
+    for reading, box in zip(readings[:-1], boxes[:-1], strict=True):
+        same = box.strip() == boxes[-1].strip()
+        if not same and not isinstance(reading, Refused | Text) and not isinstance(last, Refused | Text):
+            with _bounded(PARSE_TIMEOUT_S):
+                same = bool(comparer.readings(reading, last))
+        if not same:
+            shown = "; ".join(box.strip()[:40] for box in boxes)
+            return Refused(f"a hedge: {len(boxes)} different final answers ({shown})"), ()
+    return last, (f"{len(boxes)} boxed answers, all equal",)
 
 
-def _as_equations_where_needed(pred: Reading, gold: Reading, complex_numbers: bool) -> tuple[Reading, Reading]:
-    """``y = 2x + 1`` against an equation, or ``x = 4`` against ``y = 4``, compare as equations."""
-    names_differ = bool(pred.name and gold.name and pred.name != gold.name)
-    if pred.equation and (gold.kind == "equation" or names_differ):
-        pred = read_normalised(pred.equation, pred.percent, complex_numbers)
-    if gold.equation and (pred.kind == "equation" or names_differ):
-        gold = read_normalised(gold.equation, gold.percent, complex_numbers)
-    return pred, gold
+def _settled(reading: Any, comparer: Comparer) -> Any:
+    """``z = 1 + 1 = 2`` is 2 when every member of the chain is equal; a chain that does not hold
+    (``x = 5 + 5 + 1 = 7 = 11``) is refused."""
+    if isinstance(reading, Assignment) and reading.chain:
+        for member in reading.chain:
+            if not comparer.readings(member, reading.value):
+                msg = "an equality chain that does not hold"
+                raise TooCostly(msg)
+    return reading
 
 
-def _list_in_brackets_where_needed(pred: Reading, gold: Reading, complex_numbers: bool) -> tuple[Reading, Reading]:
-    """A bare list (``1, 2``) against a pair or interval is read in the other side's brackets,
-    so its order counts."""
-    for bare, other in ((pred, gold), (gold, pred)):
-        brackets = other.text.strip()[:1] + other.text.strip()[-1:]
-        plain_list = bare.kind == "set" and not any(mark in bare.text for mark in "=;([\\{")
-        if plain_list and other.kind in ("tuple", "interval") and brackets[:1] in "([":
-            wrapped = read_normalised(f"{brackets[0]}{bare.text}{brackets[1]}", bare.percent, complex_numbers)
-            if wrapped.value is not None:
-                return (wrapped, gold) if bare is pred else (pred, wrapped)
-    return pred, gold
+def _check_values(reading: Any) -> None:
+    """The guards' bounds on every sympy value inside a reading, before anything evaluates it."""
+    stack = [reading]
+    while stack:
+        item = stack.pop()
+        if is_dataclass(item):
+            stack.extend(getattr(item, field.name) for field in fields(item))
+        elif isinstance(item, tuple | list):
+            stack.extend(item)
+        elif hasattr(item, "free_symbols") or hasattr(item, "args"):
+            check_tree(item)
 
 
-def _both_decimals(pred: Reading, gold: Reading) -> bool | None:
-    """Two numbers written as decimals are equal only digit for digit (``1.50`` is ``1.5``,
-    ``0.1234567`` is not ``0.1234568``); ``None`` when either is not a plain decimal."""
-    if not (PLAIN_NUMBER.fullmatch(pred.text) and PLAIN_NUMBER.fullmatch(gold.text)):
-        return None
-    preds, golds = [Decimal(pred.text)], [Decimal(gold.text)]
-    if pred.percent and not gold.percent:
-        preds.append(preds[0] / 100)
-    if gold.percent and not pred.percent:
-        golds.append(golds[0] / 100)
-    return any(p == g for p in preds for g in golds)
-
-
-def _equal(pred: Reading, gold: Reading, timeout_seconds: int) -> bool:
-    """math-verify's comparison, trying a percentage as the number and as its hundredth."""
+def _constants(reading: Any) -> tuple[str, ...]:
     import sympy
 
-    golds, preds = [gold.value], [pred.value]
-    if gold.percent and not pred.percent:
-        golds.append(sympy.Mul(gold.value, sympy.Rational(1, 100)))
-    if pred.percent and not gold.percent:
-        preds.append(sympy.Mul(pred.value, sympy.Rational(1, 100)))
-    return verify_values(golds, preds, timeout_seconds)
+    found: list[str] = []
+    stack = [reading]
+    while stack:
+        item = stack.pop()
+        if is_dataclass(item):
+            stack.extend(getattr(item, field.name) for field in fields(item))
+        elif isinstance(item, tuple | list):
+            stack.extend(item)
+        elif isinstance(item, sympy.Basic):
+            if item.has(sympy.E):
+                found.append("e read as Euler's number")
+            if item.has(sympy.I):
+                found.append("i read as the imaginary unit")
+    return tuple(dict.fromkeys(found))
 
 
-def _different_units(first: str, second: str) -> bool:
-    return bool(first and second and first.casefold() != second.casefold())
+def canonical_text(prepared: Prepared) -> str:
+    """The text an unreadable answer is compared by: one wrapping font command removed, spaces
+    kept only between two letters or digits, a choice letter without its parentheses."""
+    text = prepared.text.strip()
+    whole = _WRAPPED.fullmatch(text)
+    if whole:
+        text = whole.group("body").strip()
+    text = _SPACE_BESIDE_SYMBOL.sub(r"\1", " ".join(text.split()))
+    choice = _CHOICE.fullmatch(text)
+    return choice.group(1) if choice else text
 
 
-def _set_against_sequence(pred: str, gold: str) -> bool:
-    """``\\{1, 2\\}`` is a set and ``(1, 2)`` a pair or interval: never the same thing."""
-    starts = (pred.lstrip()[:2], gold.lstrip()[:2])
-    sets = [start == "\\{" for start in starts]
-    sequences = [start[:1] in "([" and start != "" for start in starts]
-    return (sets[0] and sequences[1]) or (sets[1] and sequences[0])
+def _as_text(pred: Any, gold: Any, answer: str, ground_truth: str) -> Verdict:
+    pred_text = pred.text if isinstance(pred, Text) else canonical_text(prepare(answer))
+    gold_text = gold.text if isinstance(gold, Text) else canonical_text(prepare(ground_truth))
+    if isinstance(pred, Text) and isinstance(gold, Text):
+        same = pred_text.casefold() == gold_text.casefold()
+    else:
+        same = pred_text == gold_text
+    if same and pred_text:
+        return Verdict(True, "equal: identical text")
+    return Verdict(False, "not equal: compared as text")
 
 
-def _squash(text: str) -> str:
-    """``text`` without whitespace, except between digits (``3 4`` is not ``34``)."""
-    return _SPACE_NOT_BETWEEN_DIGITS.sub("", text)
+def _notes(notes: tuple[str, ...]) -> str:
+    return f" [{'; '.join(notes)}]" if notes else ""
+
+
+@contextmanager
+def _bounded(seconds: float) -> Iterator[None]:
+    """Raise :class:`GradingTimeout` after ``seconds`` (``signal`` timers: main thread only; other
+    threads rely on the guards' bounds alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise GradingTimeout
+
+    previous: Callable[..., Any] | int | None = signal.signal(signal.SIGALRM, expire)
+    remaining = signal.setitimer(signal.ITIMER_REAL, seconds)[0]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
+        if remaining:
+            signal.setitimer(signal.ITIMER_REAL, remaining)

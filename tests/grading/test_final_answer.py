@@ -14,7 +14,7 @@ from handlers.grading import extract_final_answer, last_boxed
     [
         ("<answer>42</answer>", "42"),
         (r"<answer>The result is \boxed{\frac{1}{2}}.</answer>", r"\frac{1}{2}"),
-        (r"<answer>\boxed{3} or rather \boxed{4}</answer>", "4"),
+        (r"<answer>\boxed{3} or rather \boxed{4}</answer>", r"\boxed{3} \boxed{4}"),  # a hedge: both kept
         (r"<answer>\boxed{\{1, 2\}}</answer>", r"\{1, 2\}"),
         (
             "<answer>\\boxed{\\begin{pmatrix}\n1 \\\\\n2\n\\end{pmatrix}}</answer>",
@@ -60,8 +60,10 @@ def test_answer_tag_printed_by_code_never_counts() -> None:
 
 
 def test_bare_box_outside_think_is_used_without_answer_block() -> None:
-    """Plain chain-of-thought replies are graded by their last box."""
-    assert extract_final_answer(r"So \boxed{3}, no wait, \boxed{4}.") == "4"
+    """Plain chain-of-thought replies are graded by their box; two different boxes are kept
+    together, so the grader refuses the hedge."""
+    assert extract_final_answer(r"So the answer is \boxed{4}.") == "4"
+    assert extract_final_answer(r"So \boxed{3}, no wait, \boxed{4}.") == r"\boxed{3} \boxed{4}"
 
 
 def test_orphan_closing_think_masks_everything_before_it() -> None:
@@ -125,6 +127,6 @@ def test_last_boxed_ignores_escaped_braces() -> None:
 @given(st.text(max_size=60))
 def test_boxed_value_round_trips(value: str) -> None:
     """Any brace-free value boxed inside an answer comes back stripped (or None)."""
-    clean = value.replace("{", "").replace("}", "").replace("\\", "").replace("<", "")
+    clean = value.replace("{", "").replace("}", "").replace("\\", "").replace("<", "").replace("%", "")
     result = extract_final_answer(f"<answer>\\boxed{{{clean}}}</answer>")
     assert result == (clean.strip() or None)

@@ -1,0 +1,196 @@
+"""The closed vocabularies of apollo's math grader: every word and command it reads.
+
+The grader is sound by construction because nothing outside these tables is dropped
+or guessed: a command, word or character that is not listed here makes the reading
+fail, and a failed reading scores 1 only against identical canonical text. Adding an
+entry is a reviewed change (``docs/grading.md`` keeps the soundness table): each one
+must either be purely presentational, or be read for its meaning (a unit is kept and
+compared, a scale word multiplies, a relation becomes a relation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final
+
+PRESENTATIONAL: Final = frozenset({
+    "left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr",
+    "displaystyle", "textstyle", "scriptstyle", "middle",
+})
+"""Commands that change only how the next symbol is drawn: dropped."""
+
+SPACING: Final = frozenset({",", ":", ";", "!", " ", "quad", "qquad", "enspace", "thinspace", "medspace",
+                            "thickspace", "negthinspace", "hfill"})
+"""Spacing commands: read as a space, which never joins, adds or multiplies two numbers."""
+
+GROUPING_SEPARATORS: Final = ("{,}", ",\\!", "\\,", "\\!", "\\;")
+"""LaTeX digit-grouping marks (MATH writes ``10{,}080`` and ``10,\\!080``), read as grouping
+only between a digit and exactly three digits."""
+
+FRACTIONS: Final = frozenset({"frac", "dfrac", "tfrac", "cfrac"})
+TEXT_COMMANDS: Final = frozenset({"text", "textrm", "textnormal", "textbf", "textit", "mbox", "textsf", "texttt"})
+"""Font commands for prose: their content is read in text mode (words, not variables)."""
+ROMAN: Final = frozenset({"mathrm", "mathit", "operatorname", "mathsf"})
+"""Upright math: one letter is a constant or variable, a word must be a function or a unit."""
+
+FUNCTIONS: Final = frozenset({
+    "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "arccot", "arcsec",
+    "arccsc", "sinh", "cosh", "tanh", "coth", "ln", "log", "exp", "lg",
+})
+"""Functions read by name, with or without a backslash (``\\sin x``, ``sin(x)``)."""
+
+GREEK: Final = frozenset({
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "varrho", "sigma", "varsigma", "tau",
+    "upsilon", "phi", "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
+    "Sigma", "Upsilon", "Phi", "Psi", "Omega",
+})
+"""Greek letters are variables (``\\pi`` is the constant, see :data:`CONSTANTS`)."""
+
+CONSTANTS: Final = frozenset({"pi", "infty", "emptyset", "varnothing", "imath"})
+
+RELATIONS: Final = {
+    "=": "=", "<": "<", ">": ">", "le": "<=", "leq": "<=", "leqslant": "<=", "ge": ">=", "geq": ">=",
+    "geqslant": ">=", "lt": "<", "gt": ">", "ne": "!=", "neq": "!=", "in": "in", "notin": "notin",
+    "approx": "approx", "sim": "approx", "simeq": "approx", "equiv": "equiv", "cong": "approx",
+}
+"""Relation symbols and what they mean; ``\\not`` before ``=``, ``\\in``, ``<`` ... negates."""
+NEGATED: Final = {"=": "!=", "in": "notin", "<": ">=", ">": "<=", "<=": ">", ">=": "<"}
+
+SCALE_WORDS: Final = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
+                      "trillion": 10**12, "dozen": 12}
+"""Number words that multiply the number before them (``2 million``); read, never dropped."""
+LIST_WORDS: Final = frozenset({"and", "or"})
+"""Between items of a list (``3 or 5``, ``19, 46, and 82``)."""
+PERCENT_WORDS: Final = frozenset({"percent", "pct", "per cent"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit read after a number: its dimension and its size in the dimension's base unit."""
+
+    name: str
+    dimension: str
+    factor: Fraction | None = None
+    """Size in the base unit of the dimension; ``None`` when it converts to nothing else."""
+
+
+def _units() -> dict[str, Unit]:
+    table: dict[str, Unit] = {}
+
+    def add(dimension: str, factor: Fraction | None, name: str, *aliases: str) -> None:
+        unit = Unit(name, dimension, factor)
+        for alias in (name, *aliases):
+            table[alias] = unit
+
+    one = Fraction(1)
+    # Length, base metre.
+    add("length", one, "meter", "m", "meters", "metre", "metres")
+    add("length", Fraction(1, 100), "centimeter", "cm", "centimeters", "centimetre", "centimetres")
+    add("length", Fraction(1, 1000), "millimeter", "mm", "millimeters", "millimetre", "millimetres")
+    add("length", Fraction(1000), "kilometer", "km", "kilometers", "kilometre", "kilometres")
+    add("length", Fraction(1, 10**6), "micrometer", "um", "micrometers", "microns", "micron")
+    add("length", Fraction(1, 10**9), "nanometer", "nm", "nanometers")
+    add("length", Fraction(3048, 10000), "foot", "ft", "feet", "foot")
+    add("length", Fraction(254, 10000), "inch", "inches", "inch")
+    add("length", Fraction(9144, 10000), "yard", "yd", "yards")
+    add("length", Fraction(1609344, 1000), "mile", "mi", "miles")
+    # Mass, base kilogram.
+    add("mass", Fraction(1, 1000), "gram", "g", "grams", "gramme", "grammes")
+    add("mass", one, "kilogram", "kg", "kilograms")
+    add("mass", Fraction(1, 10**6), "milligram", "mg", "milligrams")
+    add("mass", Fraction(45359237, 10**8), "pound", "lb", "lbs", "pounds")
+    add("mass", Fraction(45359237, 16 * 10**8), "ounce", "oz", "ounces")
+    add("mass", Fraction(1000), "tonne", "t", "tonnes")
+    # Time, base second.
+    add("time", one, "second", "s", "sec", "secs", "seconds")
+    add("time", Fraction(60), "minute", "min", "mins", "minutes")
+    add("time", Fraction(3600), "hour", "h", "hr", "hrs", "hours")
+    add("time", Fraction(86400), "day", "days")
+    add("time", Fraction(604800), "week", "weeks")
+    add("time", None, "month", "months")
+    add("time", None, "year", "years", "yr", "yrs")
+    # Volume, base litre; area units are lengths to a power.
+    add("volume", one, "liter", "l", "L", "liters", "litre", "litres")
+    add("volume", Fraction(1, 1000), "milliliter", "ml", "mL", "milliliters", "millilitres")
+    add("volume", Fraction(3785411784, 10**9), "gallon", "gal", "gallons")
+    add("area", Fraction(10000), "hectare", "ha", "hectares")
+    add("area", Fraction(40468564224, 10**7), "acre", "acres")
+    # Speed, energy, force, power, charge, temperature: converted only within the same unit.
+    add("speed", Fraction(1609344, 3600 * 1000), "mph")
+    add("speed", Fraction(1000, 3600), "kph", "kmh")
+    add("energy", one, "joule", "J", "joules")
+    add("energy", Fraction(1000), "kilojoule", "kJ")
+    add("energy", None, "electronvolt", "eV")
+    add("energy", None, "calorie", "cal", "calories")
+    add("force", one, "newton", "N", "newtons")
+    add("power", one, "watt", "W", "watts")
+    add("power", Fraction(1000), "kilowatt", "kW", "kilowatts")
+    add("charge", None, "coulomb", "C", "coulombs")
+    add("voltage", None, "volt", "V", "volts")
+    add("current", None, "ampere", "A", "amperes", "amps")
+    add("temperature", None, "kelvin", "K", "kelvins")
+    add("frequency", one, "hertz", "Hz")
+    add("pressure", one, "pascal", "Pa", "pascals")
+    add("pressure", None, "atmosphere", "atm")
+    # Angles, base radian (degrees convert by pi/180, handled where pi is known).
+    add("angle", None, "degree", "deg", "degrees", "circ")
+    add("angle", None, "radian", "rad", "rads", "radians")
+    add("angle", None, "gradian", "grad", "gon", "gradians")
+    # Money: symbols and codes are currencies; a cent is a hundredth of a dollar.
+    add("money:USD", one, "dollar", "$", "USD", "dollars", "usd")
+    add("money:USD", Fraction(1, 100), "cent", "cents", "¢")
+    add("money:EUR", one, "euro", "€", "EUR", "euros", "eur")
+    add("money:GBP", one, "pound sterling", "£", "GBP", "gbp")
+    add("money:JPY", one, "yen", "¥", "JPY", "jpy")
+    add("money:CNY", one, "yuan", "CNY", "RMB", "cny", "rmb")
+    add("money:INR", one, "rupee", "rupees", "INR", "₹")
+    # Percent is a unit too: it is kept, and compared against a bare number as n or n/100.
+    add("percent", None, "percent", "%", "percent", "pct", "per cent")
+    return table
+
+
+UNITS: Final = _units()
+
+COUNT_NOUNS: Final = frozenset({
+    "apple", "apples", "people", "person", "persons", "student", "students", "way", "ways", "point",
+    "points", "digit", "digits", "edge", "edges", "unit", "units", "item", "items", "book", "books",
+    "page", "pages", "ball", "balls", "card", "cards", "coin", "coins", "car", "cars", "tree",
+    "trees", "cookie", "cookies", "marble", "marbles", "box", "boxes", "egg", "eggs", "flower",
+    "flowers", "candy", "candies", "ticket", "tickets", "child", "children", "kid", "kids", "game",
+    "games", "vertex", "vertices", "face", "faces", "triangle", "triangles",
+    "number", "numbers", "integer", "integers", "solution", "solutions", "term", "terms", "step",
+    "steps", "row", "rows", "seat", "seats", "animal", "animals", "dog", "dogs", "cat", "cats",
+    "bird", "birds", "fish", "chicken", "chickens", "cow", "cows", "bag", "bags", "bottle",
+    "bottles", "cup", "cups", "slice", "slices", "piece", "pieces", "sheep", "shirt", "shirts",
+    "toy", "toys", "pencil", "pencils", "pen", "pens", "sticker", "stickers", "glass", "glasses",
+    "letter", "letters", "word", "words", "line", "lines", "team", "teams", "member", "members",
+    "worker", "workers", "visitor", "visitors", "house", "houses", "room", "rooms", "lap", "laps",
+    "candle", "candles", "strawberry", "strawberries", "orange", "oranges",
+    "banana", "bananas", "grape", "grapes", "cake", "cakes", "pie", "pies", "muffin", "muffins",
+    "sandwich", "sandwiches", "bead", "beads", "block", "blocks", "brick", "bricks", "pizza",
+    "pizzas", "tile", "tiles", "chair", "chairs", "table", "tables", "bike", "bikes", "bicycle",
+    "bicycles", "boy", "boys", "girl", "girls", "man", "men", "woman", "women", "player",
+    "players", "customer", "customers", "stamp", "stamps", "sock", "socks", "shoe",
+    "shoes", "hat", "hats",
+})
+"""Nouns that only name what is counted (``24 ways``): allowed after a number when the
+ground truth has none. Words that change a count (pairs, dozens, halves, squared) are not here."""
+
+
+def unit_named(word: str) -> Unit | None:
+    """The unit called ``word`` (exact spelling first, then case-folded for words of 3+ letters)."""
+    found = UNITS.get(word)
+    if found is None and len(word) >= 3:
+        found = UNITS.get(word.lower())
+    if found is None and word.lower() in COUNT_NOUNS:
+        return Unit(_singular(word.lower()), "count")
+    return found
+
+
+def _singular(word: str) -> str:
+    for plural, single in (("ies", "y"), ("ches", "ch"), ("xes", "x"), ("s", "")):
+        if word.endswith(plural) and len(word) > len(plural) + 1:
+            return word[: -len(plural)] + single
+    return word
