@@ -21,6 +21,7 @@ _PREFIX = re.compile(
     re.IGNORECASE,
 )
 _WRAPPERS = re.compile(r"^\\(?:boxed|fbox|text|textbf|mathrm)\s*\{(.*)\}$", re.DOTALL)
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LETTER = re.compile(r"^[(\[]?([A-Za-z])[)\]]?(?:[.):\]]|\s|$)")
 
 
@@ -33,6 +34,8 @@ def normalise_choice(text: str | None) -> str | None:
     if text is None:
         return None
     value = text.strip().strip("$").strip()
+    if len(_BOX.findall(value)) > 1:
+        return None  # several boxed letters: a hedge, not a choice
     for _ in range(3):
         unwrapped = _WRAPPERS.match(value)
         if unwrapped is None:

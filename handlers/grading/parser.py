@@ -119,7 +119,7 @@ class _Parser:
         items = self.item_list(closers=())
         if self.peek() is not None:
             raise self.unreadable(f"{self.peek().text!r} where the answer should end")  # type: ignore[union-attr]
-        return items[0] if len(items) == 1 else Collection("list", tuple(items))
+        return items[0] if len(items) == 1 else Collection("list", _flattened(items))
 
     def item_list(self, closers: tuple[str, ...]) -> list[Any]:
         items = [self.item()]
@@ -801,12 +801,12 @@ def _plain_value(value: Any, where: str) -> Any:
 def _bracket_reading(sympy: Any, opening: str, closing: str, items: list[Any]) -> Any:
     """``(a)`` groups; ``(a, b]`` is an interval; ``(a, b)`` a pair; ``\\{...\\}`` a set."""
     if opening in ("\\{",):
-        return Collection("set", tuple(items), "{}")
+        return Collection("set", _flattened(items), "{}")
     if opening == "{":
         if len(items) == 1:
             item = items[0]
             return item.value if isinstance(item, Quantity) and not item.units else item
-        return Collection("list", tuple(items))
+        return Collection("list", _flattened(items))
     if len(items) == 1:
         if (opening, closing) in (("(", ")"), ("[", "]")):
             item = items[0]
@@ -824,6 +824,17 @@ def _bracket_reading(sympy: Any, opening: str, closing: str, items: list[Any]) -
 
 def _interval_ends(items: list[Any]) -> bool:
     return all(_is_value(item) or isinstance(item, Quantity) and not item.units for item in items)
+
+
+def _flattened(items: list[Any]) -> tuple[Any, ...]:
+    """Members of an unordered collection, with each ``a \\pm b`` as its two values."""
+    flat: list[Any] = []
+    for item in items:
+        if isinstance(item, Collection) and item.kind == "plus-minus":
+            flat.extend(item.items)
+        else:
+            flat.append(item)
+    return tuple(flat)
 
 
 def _checked(value: Any) -> Any:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from typing import Any, Final
 
+from handlers.errors import HandlerError
 from handlers.grading.compare import Comparer, Verdict
 from handlers.grading.extraction import top_level_boxes
 from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
@@ -42,7 +43,7 @@ _CHOICE: Final = re.compile(r"\(([A-Za-z])\)")
 _SPACE_BESIDE_SYMBOL: Final = re.compile(r"\s*([^\w\s])\s*")
 
 
-class GradingTimeout(Exception):  # noqa: N818 - a verdict: undecided within the bound
+class GradingTimeout(HandlerError):  # noqa: N818 - a verdict: undecided within the bound
     """Reading or comparing took longer than its bound."""
 
 

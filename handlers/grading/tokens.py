@@ -139,7 +139,7 @@ def _unwrap(text: str) -> str:
     while previous != text:
         previous = text
         text = text.strip()
-        if text.endswith("."):
+        if text.endswith(".") and not text.endswith(".."):
             text = text[:-1].strip()
         for opening, closing in _DELIMITERS:
             if len(text) > len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
