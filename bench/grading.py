@@ -1,6 +1,7 @@
 """Benchmark apollo's math grader against math-verify alone on the labelled cases.
 
 Usage: .venv/bin/python bench/grading.py [--repeat N] [--quick] [--show-disagreements]
+       [--fuzz N [--seed S] [--jobs J] [--examples K]]
 
 Both graders score every case of ``tests/grading/cases/*.jsonl`` in this process's main
 thread (as a grading worker does). Printed per grader: agreement with the labels,
@@ -9,6 +10,13 @@ false positives (a 1 where the label is 0), false negatives, pairs per second pe
 ratio apollo / math-verify from the same run, and the same ratio without the pairs that
 either grader spent over a second on (math-verify's 5 s timeouts dominate the first).
 ``--quick`` grades every tenth case once.
+
+``--fuzz N`` first grades up to N mutants per operator of the grading adversary
+(:mod:`engine.testing.grading_adversary`: meaning-changing and meaning-preserving
+mutations of every gold in shared/data and the labelled cases) in ``--jobs`` worker
+processes, and prints per operator its kind, mutants, false positives (a changing mutant
+graded 1) and false negatives (a preserving mutant graded 0), the totals, and up to
+``--examples`` wrong grades per operator; then the labelled cases as above.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -108,8 +117,18 @@ def main() -> int:
     parser.add_argument("--repeat", type=whole_number(1, 100), default=3, help="timed passes over the cases")
     parser.add_argument("--quick", action="store_true", help=f"every {QUICK_STRIDE}th case, one pass")
     parser.add_argument("--show-disagreements", action="store_true")
+    parser.add_argument("--fuzz", type=whole_number(1, 100_000), metavar="N", help="mutants per adversary operator")
+    parser.add_argument("--seed", type=whole_number(0, 2**31), default=0, help="the fuzz sample's seed")
+    parser.add_argument("--jobs", type=whole_number(1, 256), default=os.cpu_count() or 1, help="fuzz workers")
+    parser.add_argument("--examples", type=whole_number(0, 100_000), default=3, help="wrong grades shown per operator")
     args = parser.parse_args()
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # its timeouts are counted, not printed
+
+    if args.fuzz:
+        from bench._grading_fuzz import report_fuzz, run_fuzz
+
+        report_fuzz(run_fuzz(args.fuzz, args.seed, args.jobs), args.fuzz, args.seed, args.jobs, args.examples)
+        print()
 
     cases = load_cases()
     repeat = args.repeat
