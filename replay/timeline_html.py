@@ -16,8 +16,9 @@ import msgspec
 
 from events.base import Event, tag_of
 from events.codec import to_builtins
-from events.episode import AnswerGraded, EpisodeEnded
+from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.policy import RolloutTrained
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
@@ -144,7 +145,13 @@ def _headline(event: Event) -> str:
         case ToolFailed():
             return f"{event.tool}: {_clip(event.error, 100)}"
         case AnswerGraded():
-            return f"answer {event.answer!r} score {event.score:g} ({event.method})"
+            by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
+            return f"answer {event.answer!r} score {event.score:g} ({by})"
+        case AnswerRegraded():
+            return (f"answer {_clip(repr(event.answer), 100)} re-graded {event.old_score:g} -> {event.new_score:g} "
+                    f"by {event.grader} {event.grader_version}")
+        case RolloutTrained():
+            return f"trained by {event.trainer} at step {event.step} (policy version {event.policy_version})"
         case EpisodeEnded():
             return f"{event.done_reason}, reward {event.reward:g}"
     return ""

@@ -18,9 +18,10 @@ from events import DecodeError, Event, TrajectorySealed, decode
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
 from events.subjects import RUN_PREFIX, SEALED_TRAJECTORIES
+from replay.audit.regraded_rewards import regraded_rewards
 from replay.run_table import RunRow, run_row
 from replay.training.export import FORMATS, ExportReport, export_trajectories
-from replay.training.samples import INVALID_TURN_PENALTY, LAYOUTS, REWARD_SOURCES, SampleOptions
+from replay.training.samples import EXPORT_REWARD_SOURCES, INVALID_TURN_PENALTY, LAYOUTS, REGRADED, SampleOptions
 
 
 def register(subparsers: Any) -> None:
@@ -41,9 +42,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--invalid-turn-penalty", type=float, default=INVALID_TURN_PENALTY)
     p.add_argument("--sft-min-score", type=float, default=1.0)
-    p.add_argument("--reward-source", choices=REWARD_SOURCES, default="ground_truth",
-                   help="outcome reward of each sample: the grade against the ground truth, or "
-                   "the verifiers' label-free vote (evolve runs)")
+    p.add_argument("--reward-source", choices=EXPORT_REWARD_SOURCES, default="ground_truth",
+                   help="outcome reward of each sample: the grade against the ground truth, the "
+                   "verifiers' label-free vote (evolve runs), or the latest regrade (`apollo regrade`; "
+                   "trajectories never regraded are skipped and named)")
     p.add_argument("--run", action="append", dest="runs", metavar="RUN",
                    help="only this run (or an unambiguous prefix of its id); repeat for several")
     add_run_filter_arguments(p)
@@ -80,9 +82,10 @@ def export_events(events: Iterable[Any], args: argparse.Namespace,
     """Export the sealed trajectories among ``events`` (or ``trajectories``) as ``args`` say;
     each row carries its run's ground truth when the run's submission is among ``events``."""
     events = list(events)
+    source = getattr(args, "reward_source", "ground_truth")
     options = SampleOptions(
         invalid_turn_penalty=args.invalid_turn_penalty, sft_min_score=args.sft_min_score,
-        reward_source=getattr(args, "reward_source", "ground_truth"),
+        reward_source=source, regraded=regraded_rewards(events) if source == REGRADED else {},
     )
     truths = {e.run_id: e.ground_truth for e in events if isinstance(e, ProblemSubmitted)}
     return export_trajectories(
@@ -93,16 +96,18 @@ def export_events(events: Iterable[Any], args: argparse.Namespace,
 
 RUN_SUBJECTS = (SEALED_TRAJECTORIES, f"{RUN_PREFIX}.*.problem.submitted", f"{RUN_PREFIX}.*.run.started")
 """What an export reads from the log: the trajectories, and what the filters and rows need of their runs."""
+REGRADES = (f"{RUN_PREFIX}.*.answer.graded", f"{RUN_PREFIX}.*.answer.regraded")
+"""Read too when the reward is the regraded one."""
 
 
-async def _log_events(settings: Any) -> tuple[list[Event], list[str]]:
-    """Every sealed trajectory recorded in the event log with its run's submission and start,
-    plus one line per unreadable message."""
+async def _log_events(settings: Any, *, regraded: bool = False) -> tuple[list[Event], list[str]]:
+    """Every sealed trajectory recorded in the event log with its run's submission and start
+    (and with ``regraded``, every grade and regrade), plus one line per unreadable message."""
     runtime = await open_runtime(settings, start_server=True)
     unreadable: list[Any] = []
     events: list[Event] = []
     try:
-        for subjects in RUN_SUBJECTS:
+        for subjects in (*RUN_SUBJECTS, *REGRADES) if regraded else RUN_SUBJECTS:
             events += [record.event async for record in runtime.log.read_all(subjects, unreadable=unreadable)]
     finally:
         await runtime.close()
@@ -154,7 +159,7 @@ def run_export(args: argparse.Namespace, settings: Any = None) -> int:
     """CLI handler: 0 on success, 1 when the input cannot be read."""
     errors: list[str] = []
     if args.events is None:
-        events, errors = asyncio.run(_log_events(settings))
+        events, errors = asyncio.run(_log_events(settings, regraded=args.reward_source == REGRADED))
     else:
         try:
             events, errors = read_events_file(args.events)

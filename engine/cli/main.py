@@ -23,6 +23,7 @@ from engine.cli import (
     export,
     plugins,
     rag,
+    regrade,
     replay,
     report,
     rollouts,
@@ -39,7 +40,8 @@ from engine.errors import EngineError
 from engine.runtime.signals import end_like_ctrl_c
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    serve, solve, runs, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, report, plugins, train,
+    serve, solve, runs, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, regrade, report, plugins,
+    train,
 )
 """Where every `apollo` command is defined; to add one, write a module with ``register`` and list it."""
 

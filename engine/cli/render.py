@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 from events.base import Event, tag_of
-from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded, TrajectorySealed
 from events.evolve import RoundCompleted
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
-from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded
+from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded, RolloutTrained
 from events.record import Recorded
 from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
@@ -43,7 +43,11 @@ def summary(event: Event, width: int = 100) -> str:
         case ToolFailed():
             return f"step {event.step}: {event.tool} could not run: {_clip(event.error, width)}"
         case AnswerGraded():
-            return f"answer {event.answer!r}: score {event.score:g} by {event.method} ({event.done_reason})"
+            by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
+            return f"answer {event.answer!r}: score {event.score:g} by {by} ({event.done_reason})"
+        case AnswerRegraded():
+            return (f"answer {_clip(repr(event.answer), width)} re-graded: {event.old_score:g} by {event.old_grader} "
+                    f"-> {event.new_score:g} by {event.grader} {event.grader_version}")
         case EpisodeEnded():
             counts = f"{event.steps} steps, {event.invalid_turns} invalid"
             return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
@@ -73,6 +77,10 @@ def summary(event: Event, width: int = 100) -> str:
             return f"policy {event.policy} v{event.version} not served: {_clip(event.reason, width)}"
         case RolloutDiscarded():
             return f"trajectory not trained: {_clip(event.reason, width)}"
+        case RolloutTrained():
+            version = "unversioned" if event.policy_version is None else f"policy v{event.policy_version}"
+            reward = "" if event.reward is None else f", reward {event.reward:g}"
+            return f"trajectory trained by {event.trainer} at step {event.step} ({version}{reward})"
     return tag_of(type(event))
 
 

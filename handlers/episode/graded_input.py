@@ -27,6 +27,12 @@ NO_ANSWER_METHODS = frozenset({"none", "ungraded"})
 ground truth was known."""
 
 
+def had_no_answer(graded: AnswerGraded) -> bool:
+    """Whether the grade read no answer at all (so any grader gives it 0): the episode ended
+    without one, or the reply held none (a whole-text grader reads the replies themselves)."""
+    return graded.method in NO_ANSWER_METHODS or (not graded.answer and graded.method not in WHOLE_TEXT_GRADERS)
+
+
 def run_grader(run: RunSettings) -> str:
     """The grader a run names: its ``episode.grading``, else what its protocol implies."""
     protocol = protocol_of(run)
@@ -52,10 +58,14 @@ def ending_text(state: EpisodeState, mode: str, catalog: Catalog) -> str | None:
     return catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
 
 
-def regrade_text(history: Sequence[Event], graded: AnswerGraded, mode: str, catalog: Catalog) -> str | None:
-    """The text grader ``mode`` reads for the episode ``graded`` closed (``None``: no answer).
+def graded_episode(history: Sequence[Event], graded: AnswerGraded) -> EpisodeState:
+    """The episode ``graded`` closed, as it stood when graded (``history``: the run up to ``graded``)."""
+    return episode_state(history, graded.episode)
 
-    ``history`` is the run's events up to ``graded``.
+
+def regrade_text(state: EpisodeState, graded: AnswerGraded, mode: str, catalog: Catalog) -> str | None:
+    """The text grader ``mode`` reads for the episode ``graded`` closed (``None``: no answer);
+    ``state`` is that episode (:func:`graded_episode`).
 
     Raises:
         handlers.catalog.ExtensionMissing: the run's domain is a plugin ``catalog`` lacks
@@ -63,7 +73,6 @@ def regrade_text(history: Sequence[Event], graded: AnswerGraded, mode: str, cata
     """
     if graded.method in NO_ANSWER_METHODS or graded.ground_truth is None:
         return None
-    state = episode_state(history, graded.episode)
     if protocol_of(state.run) == APOLLO:
         text = answer_block_text(state, graded.answer, mode) if graded.answer else None
     else:

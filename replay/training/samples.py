@@ -20,6 +20,10 @@ LAYOUTS: Final[tuple[str, ...]] = ("per_turn", "multi_turn", "sft")
 REWARD_SOURCES: Final[tuple[str, ...]] = ("ground_truth", "verifier_vote")
 """Where a sample's outcome reward comes from: the grade against the ground truth, or the
 verifiers' label-free vote of an evolve run."""
+REGRADED: Final = "regraded"
+EXPORT_REWARD_SOURCES: Final[tuple[str, ...]] = (*REWARD_SOURCES, REGRADED)
+"""An export may also reward with the latest regrade (`apollo regrade`); a trainer reading the
+live stream cannot: its rollouts have not been regraded."""
 INVALID_TURN_PENALTY: Final = 0.1
 """Subtracted from an invalid turn's reward (the reference's ``invalid_action_penalty_coef``)."""
 
@@ -103,6 +107,13 @@ class SampleSet(msgspec.Struct, kw_only=True):
         self.skipped.extend(other.skipped)
 
 
+class Regraded(msgspec.Struct, frozen=True, kw_only=True):
+    """A trajectory's reward and score after the latest regrade of the grade they came from."""
+
+    reward: float
+    score: float
+
+
 class SampleOptions(msgspec.Struct, frozen=True, kw_only=True):
     """How samples are built."""
 
@@ -112,13 +123,16 @@ class SampleOptions(msgspec.Struct, frozen=True, kw_only=True):
     observation_role: str = "user"
     """Role of tool observations in the ``multi_turn`` chat (``user`` or ``tool``)."""
     reward_source: str = "ground_truth"
-    """One of ``REWARD_SOURCES``; a trajectory without that reward is skipped with a reason."""
+    """One of ``EXPORT_REWARD_SOURCES``; a trajectory without that reward is skipped with a reason."""
+    regraded: dict[str, Regraded] = {}
+    """Trajectory id -> its regraded reward (``reward_source`` ``regraded`` only;
+    :func:`replay.audit.regraded_rewards.regraded_rewards` builds it)."""
 
     def __post_init__(self) -> None:
-        if self.reward_source not in REWARD_SOURCES:
+        if self.reward_source not in EXPORT_REWARD_SOURCES:
             msg = (
                 f"unknown reward source {self.reward_source!r}; "
-                f"expected one of {', '.join(REWARD_SOURCES)}"
+                f"expected one of {', '.join(EXPORT_REWARD_SOURCES)}"
             )
             raise ValueError(msg)
 
@@ -160,10 +174,12 @@ def _skip_reason(t: TrajectorySealed, layout: str, opts: SampleOptions) -> str |
         return f"incomplete trajectory (done_reason={t.done_reason})"
     if not t.turns:
         return "trajectory has no turns"
-    if opts.reward_source == "ground_truth" and not t.graded:
+    if opts.reward_source in ("ground_truth", REGRADED) and not t.graded:
         return "no ground truth was known (try reward_source verifier_vote)"
     if opts.reward_source == "verifier_vote" and t.vote is None:
         return "no verifier vote was taken (try reward_source ground_truth)"
+    if opts.reward_source == REGRADED and t.event_id not in opts.regraded:
+        return f"never regraded (run `apollo regrade {t.run_id}` first; ground_truth keeps the original grade)"
     if layout == "sft" and _outcome(t, opts) < opts.sft_min_score:
         return f"not correct for sft ({opts.reward_source} {_outcome(t, opts)} < {opts.sft_min_score})"
     return None
@@ -180,6 +196,8 @@ def _outcome(t: TrajectorySealed, opts: SampleOptions) -> float:
     """The trajectory's reward from the chosen source (checked present by ``_skip_reason``)."""
     if opts.reward_source == "verifier_vote":
         return t.vote if t.vote is not None else 0.0
+    if opts.reward_source == REGRADED:
+        return opts.regraded[t.event_id].reward
     return t.reward
 
 
@@ -202,7 +220,7 @@ def _common(t: TrajectorySealed, opts: SampleOptions) -> dict[str, object]:
         "episode_reward": reward,
         "episode_length": len(t.turns),
         "tool_callings": sum(1 for turn in t.turns if turn.tool),
-        "score": t.score,
+        "score": opts.regraded[t.event_id].score if opts.reward_source == REGRADED else t.score,
         "policy_version": t.policy_version,
         "model": t.model,
         "role": t.role,

@@ -49,7 +49,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from events import TrajectorySealed
-from replay.training.samples import SampleOptions, SampleSet, Skipped, build_many, outcome_reward
+from replay.training.samples import REGRADED, SampleOptions, SampleSet, Skipped, build_many, outcome_reward
 
 
 class RolloutDelivery(Protocol):
@@ -148,6 +148,10 @@ class SubscriptionOptions(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(msg)
         if self.max_staleness is not None and (isinstance(self.max_staleness, bool) or self.max_staleness < 0):
             msg = f"max_staleness must be a whole number of versions >= 0, not {self.max_staleness!r}"
+            raise ValueError(msg)
+        if self.reward_source == REGRADED:
+            msg = ("reward source 'regraded' is for exports (`apollo export --reward-source regraded`): "
+                   "rollouts on the live stream have not been regraded")
             raise ValueError(msg)
         SampleOptions(reward_source=self.reward_source)  # refuses an unknown source
 
