@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from engine.testing.grading_adversary import (  # noqa: F401 - each module registers its operators
     changing_constants,
     changing_digits,
+    changing_near_misses,
     changing_relations,
     changing_replies,
     changing_structure,

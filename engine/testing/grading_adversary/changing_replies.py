@@ -11,7 +11,7 @@ import random
 
 from engine.testing.grading_adversary import changing_digits, changing_structure, changing_values
 from engine.testing.grading_adversary.registry import changing_reply
-from engine.testing.grading_adversary.shapes import core
+from engine.testing.grading_adversary.shapes import commented, core
 
 
 def wrong_value(gold: str, rng: random.Random) -> str | None:
@@ -27,7 +27,7 @@ def wrong_value(gold: str, rng: random.Random) -> str | None:
 
 def _reply(gold: str, rng: random.Random, templates: list[str]) -> str | None:
     wrong = wrong_value(gold, rng)
-    if wrong is None:
+    if wrong is None or commented(wrong):
         return None
     return rng.choice(templates).replace("GOLD", core(gold)).replace("WRONG", wrong)
 

@@ -35,6 +35,11 @@ _NAMES: Final = "xyztuvwabcmnpqrsk"
 _CHOICE: Final = re.compile(r"((?:\\(?:text|textbf|mathrm)\{)?\(?)([A-E])(\)?\}?)")
 
 
+def _pair(part: str) -> Collection | None:
+    found = collection(part.strip())
+    return found if found is not None and len(found.items) == 2 and found.opener and not found.is_set else None
+
+
 def _bounds(found: Collection) -> tuple[float, float] | None:
     values = [_endpoint(item) for item in found.items]
     return None if None in values else (values[0], values[1])  # type: ignore[return-value]
@@ -54,7 +59,8 @@ def interval_bracket_swapped(gold: str, rng: random.Random) -> str | None:
     prefix = _MEMBERSHIP.match(text)
     head, body = (text[: prefix.end()], text[prefix.end() :]) if prefix else ("", text)
     parts = top_level_split(body, "\\cup")
-    intervals = [interval(part.strip()) for part in parts]
+    # In a union every part is an interval, "(9, 36)" too; alone, "(1, 2)" may be a point.
+    intervals = [interval(part.strip()) or (_pair(part) if len(parts) > 1 else None) for part in parts]
     if None in intervals:
         return None
     bounds = [_bounds(found) for found in intervals]  # type: ignore[arg-type]
@@ -178,3 +184,21 @@ def choice_letter_changed(gold: str, rng: random.Random) -> str | None:
         return None
     letter = rng.choice([c for c in "ABCDE" if c != match.group(2)])
     return match.group(1) + letter + match.group(3)
+
+
+@changing
+def set_as_tuple(gold: str, rng: random.Random) -> str | None:
+    """``\\{1, 2\\}`` -> ``(1, 2)``: a set written as an ordered tuple (or a point)."""
+    found = collection(core(gold))
+    if found is None or not found.is_set or not all(_distinct(found.items, i) for i in range(len(found.items))):
+        return None
+    return "(" + ", ".join(found.items) + ")"
+
+
+@changing
+def tuple_as_set(gold: str, rng: random.Random) -> str | None:
+    """``(1, 2)`` -> ``\\{1, 2\\}``: a point (or an open interval) written as a set of numbers."""
+    found = collection(core(gold))
+    if found is None or not found.opener.endswith("(") or not found.closer.endswith(")"):
+        return None
+    return "\\{" + ", ".join(found.items) + "\\}"

@@ -71,7 +71,8 @@ def currency_swapped(gold: str, rng: random.Random) -> str | None:
     if not _MONEY.match(text) or _value_before(text, len(text)) is None:
         return None
     amount = _MONEY.sub("", text, count=1)
-    form = rng.choice(["€#", "£#", "\\pounds #", "¥#", "#\\text{ EUR}", "\\text{€}#", "#\\text{ yen}"])
+    form = rng.choice(["€#", "£#", "\\pounds #", "¥#", "#\\text{ EUR}", "\\text{€}#", "#\\text{ yen}", "#¢",
+                       "#\\text{ cents}"])
     return form.replace("#", amount)
 
 
@@ -90,3 +91,23 @@ def _value_before(text: str, end: int) -> float | None:
     head = re.sub(r"\\\$|,\\!|\{,\}|,|\\,", "", text[:end]).strip()
     value = scalar(head) if head else None
     return None if value is None or value.imag else value.real
+
+
+_LENGTHS: Final = frozenset({"mm", "cm", "m", "km", "inches", "inch", "feet", "foot", "meters", "meter",
+                             "centimeters", "miles", "units"})
+_POWER_AFTER: Final = re.compile(r"\s*\^\s*(\{-?\d+\}|\d)")
+
+
+@changing
+def unit_power_changed(gold: str, rng: random.Random) -> str | None:
+    """``15\\text{ cm}^2`` -> ``15\\text{ cm}^3``: an area is not a volume (or a length)."""
+    text = core(gold)
+    matches = [m for m in _UNIT_IN_TEXT.finditer(text) if m.group(2) in _LENGTHS]
+    if len(matches) != 1 or _value_before(text, matches[0].start()) in (None, 0):
+        return None
+    end = matches[0].end()
+    power = _POWER_AFTER.match(text, end)
+    current = power.group(1).strip("{}") if power else "1"
+    new = rng.choice([p for p in ("1", "2", "3", "-1") if p != current])
+    written = "" if new == "1" else f"^{{{new}}}" if new.startswith("-") else f"^{new}"
+    return text[:end] + written + text[power.end() if power else end :]

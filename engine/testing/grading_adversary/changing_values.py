@@ -7,6 +7,7 @@ otherwise), so ``0^2``, ``\\sqrt{1}`` or ``-0`` never count as mutants.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from fractions import Fraction
@@ -20,6 +21,7 @@ from engine.testing.grading_adversary.shapes import (
     plain_integer,
     plain_number,
     single_term,
+    value_like,
 )
 from engine.testing.grading_adversary.values import HAS_DECIMAL, clearly_differs, scalar
 
@@ -56,7 +58,7 @@ def tiny_term_added(gold: str, rng: random.Random) -> str | None:
 def exact_rounded(gold: str, rng: random.Random) -> str | None:
     """``\\pi`` -> ``3.141593``, ``\\frac13`` -> ``0.333333``: a decimal for an exact gold it does not equal."""
     text = core(gold)
-    if re.search(r"\d\.|\.\d|\de", text) or not is_bare_value(text):
+    if HAS_DECIMAL.search(text) or not is_bare_value(text):
         return None  # a decimal gold states its own precision
     value = scalar(text)
     if value is None or value.imag:
@@ -195,7 +197,7 @@ def arithmetic_appended(gold: str, rng: random.Random) -> str | None:
     text = core(gold)
     if not is_expression(text):
         return None
-    template = rng.choice(["{} + 1", "{} - 1", "2 \\cdot {}", "\\frac{{{}}}{{2}}", "{} \\cdot 10"])
+    template = rng.choice(["{} + 1", "{} - 1", "2 \\cdot {}", "\\frac{{{}}}{{2}}", "{} \\cdot 10", "0 \\cdot {}"])
     return _checked(text, template.format(text if single_term(text) else f"({text})"))
 
 
@@ -228,3 +230,38 @@ def absolute_value_of_negative(gold: str, rng: random.Random) -> str | None:
     if value is None or value.imag or value.real > -1e-9 or not is_bare_value(text):
         return None
     return rng.choice(["|{}|", "\\left|{}\\right|", "\\lvert {} \\rvert", "\\abs{{{}}}"]).format(text)
+
+
+@changing
+def modulo_taken(gold: str, rng: random.Random) -> str | None:
+    """``42 \\bmod 5``: a remainder, smaller than the whole-number gold."""
+    text = core(gold)
+    number = plain_integer(text)
+    if number is None or number < 2:
+        return None
+    modulus = rng.randint(2, min(number, 1000))
+    operator = rng.choice(["\\bmod", "\\mod", "\\operatorname{mod}"])
+    return f"{text} {operator} {modulus}"
+
+
+@changing
+def binomial_taken(gold: str, rng: random.Random) -> str | None:
+    """``\\binom{42}{2}``: a binomial coefficient of the gold (never one equal to it)."""
+    text = core(gold)
+    number = plain_integer(text)
+    if number is None or not 3 <= number <= 10**6:
+        return None
+    k = rng.choice([k for k in (2, 3) if k < number and math.comb(number, k) != number] or [0])
+    if not k:
+        return None
+    return rng.choice(["\\binom{#}{K}", "{# \\choose K}", "\\dbinom{#}{K}"]).replace("#", text).replace("K", str(k))
+
+
+@changing
+def function_value_given(gold: str, rng: random.Random) -> str | None:
+    """``f(42)``: the value of an unknown function at the gold is not the gold (``f(0)`` is not 0)."""
+    text = core(gold)
+    if not (value_like(text) and (is_expression(text) or plain_number(text) is not None)):
+        return None
+    name = rng.choice([n for n in "fghPF" if n not in text])
+    return f"{name}({text})" if rng.random() < 0.8 else f"{name}\\left({text}\\right)"

@@ -13,6 +13,7 @@ from typing import Final
 from engine.testing.grading_adversary.registry import preserving
 from engine.testing.grading_adversary.shapes import (
     RELATION,
+    THOUSANDS,
     WORDY,
     core,
     is_bare_value,
@@ -21,7 +22,7 @@ from engine.testing.grading_adversary.shapes import (
     value_like,
     variable_for,
 )
-from engine.testing.grading_adversary.values import scalar
+from engine.testing.grading_adversary.values import HAS_DECIMAL, scalar
 
 _PUNCTUATION: Final = "{}()[]=+,^_"
 _DEGREE_FORMS: Final = ("^\\circ", "^{\\circ}", "°", "^\\circ ")
@@ -36,9 +37,10 @@ def _text_free(text: str) -> bool:
 def spaces_added(gold: str, rng: random.Random) -> str | None:
     """``\\frac{1}{2}`` -> ``\\frac{ 1 }{ 2 }``: spaces next to braces, brackets and operators."""
     text = core(gold)
-    spots = [i for i, char in enumerate(text) if char in _PUNCTUATION and text[i - 1 : i] != "\\"
-             and not (char == "," and text[i - 1 : i].isdigit() and text[i + 1 : i + 2].isdigit())]
-    if not spots or not _text_free(text) or re.search(r"\de[-+]", text):  # 4.5e+33 is one numeral
+    grouped = {i for m in THOUSANDS.finditer(text) for i in range(m.start(), m.end())}
+    spots = [i for i, char in enumerate(text) if char in _PUNCTUATION and text[i - 1 : i] not in ("\\", "<", ">", "!")
+             and i not in grouped and not (char == "," and text[i - 1 : i].isdigit() and text[i + 1 : i + 2].isdigit())]
+    if not spots or not _text_free(text) or HAS_DECIMAL.search(text):  # 4.5e+33 is one numeral
         return None
     chosen = set(rng.sample(spots, rng.randint(1, len(spots))))
     return "".join(f" {char} " if i in chosen else char for i, char in enumerate(text)).strip()
@@ -206,3 +208,13 @@ def plus_sign_prefixed(gold: str, rng: random.Random) -> str | None:
         return None
     value = scalar(text)
     return "+" + text if value is not None and not value.imag and value.real > 0 else None
+
+
+@preserving
+def absolute_value_of_positive(gold: str, rng: random.Random) -> str | None:
+    """``42`` -> ``|42|``: the absolute value of a positive value is itself."""
+    text = core(gold)
+    value = scalar(text) if is_bare_value(text) else None
+    if value is None or value.imag or value.real <= 0:
+        return None
+    return rng.choice(["|#|", "\\left|#\\right|", "\\lvert #\\rvert"]).replace("#", text)

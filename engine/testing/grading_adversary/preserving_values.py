@@ -167,7 +167,7 @@ def sum_commuted(gold: str, rng: random.Random) -> str | None:
 def explicit_multiplication(gold: str, rng: random.Random) -> str | None:
     """``2\\sqrt{3}`` -> ``2 \\cdot \\sqrt{3}``: a product written with its dot."""
     text = core(gold)
-    spots = [m.end() for m in re.finditer(r"\d(?=\s*(?:\\sqrt|\\pi|[a-df-hj-zA-Z](?![a-zA-Z])))", text)]
+    spots = [m.end() for m in re.finditer(r"\d(?=\s*(?:\\sqrt|\\pi|[a-df-hj-zA-DF-Z](?![a-zA-Z])))", text)]
     if not spots:
         return None
     cut = rng.choice(spots)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from engine.testing.grading_adversary.shapes import commented
+
 Kind = Literal["changing", "preserving"]
 Target = Literal["answer", "reply"]
 Mutate = Callable[[str, random.Random], "str | None"]
@@ -32,6 +34,8 @@ class Operator:
     doc: str = ""
 
     def __call__(self, gold: str, rng: random.Random) -> str | None:
+        if commented(gold):
+            return None  # "28 %": anything written after it would be inside the comment, unseen
         mutant = self.mutate(gold, rng)
         # A changing operator that gives back the gold itself has changed nothing.
         return None if mutant is None or (self.kind == CHANGING and mutant.strip() == gold.strip()) else mutant

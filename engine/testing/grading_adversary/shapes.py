@@ -6,12 +6,13 @@ skips it rather than producing a mutant whose meaning is in doubt.
 
 from __future__ import annotations
 
+import cmath
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from engine.testing.grading_adversary.values import Unreadable, evaluate, scalar
+from engine.testing.grading_adversary.values import Listing, Unreadable, evaluate, scalar
 
 NUMBER: Final = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
 INTEGER: Final = re.compile(r"-?\d+")
@@ -36,6 +37,11 @@ _DELIMITERS: Final = tuple(
 )
 
 
+def commented(text: str) -> bool:
+    """``text`` holds a LaTeX comment (an unescaped ``%``), which hides whatever follows it."""
+    return re.search(r"(?<!\\)%", text) is not None
+
+
 def plain_number(text: str) -> Fraction | None:
     """``text`` as an exact number when it is only a (signed) decimal numeral."""
     text = text.strip()
@@ -57,9 +63,10 @@ def is_expression(text: str) -> bool:
     if WORDY.search(text) or RELATION.search(text) or "," in text:
         return False
     try:
-        return not isinstance(evaluate(text), tuple)
+        value = evaluate(text)
     except Unreadable:
         return False
+    return not isinstance(value, Listing) and cmath.isfinite(complex(value))  # not infinity
 
 
 def value_like(text: str) -> bool:

@@ -4,10 +4,16 @@ really changes (or keeps) the gold's value.
 It reads a closed grammar only: numbers (``4.5e33`` too), ``+ - \\cdot \\times / \\div``,
 juxtaposition, ``^``, ``!``, ``\\frac`` and its variants, ``\\sqrt[n]{}``, ``\\pi``, ``e``,
 ``i``, a few named functions, letters (with subscripts) as variables, parentheses,
-``\\left``/``\\right``, and top-level tuples ``(a, b)``. Anything else is
+``\\left``/``\\right``, and lists: tuples and intervals (ordered, their brackets kept),
+sets ``\\{a, b\\}`` and bare lists ``a, b`` (unordered, as the labelled cases read a
+list of solutions). Anything else is
 :class:`Unreadable`, and the operator that asked declines to mutate: it is better to skip a
 gold than to call a mutant wrong on a guess. Variables take two fixed sets of values, so
 ``2x + 3`` and ``2y + 3`` differ while ``x + y`` and ``y + x`` agree.
+
+Rational arithmetic is exact (numerals, variables and ``+ - * /`` and whole powers stay
+:class:`~fractions.Fraction`), so ``2000001`` differs from ``2000000`` and ``0.5`` equals
+``\\frac12``; roots, constants and functions are floating point, compared with a tolerance.
 """
 
 from __future__ import annotations
@@ -17,13 +23,30 @@ import hashlib
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Final
 
-Value = complex | tuple["Value", ...]
+Number = Fraction | complex
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A list of values and its brackets: ``()``, ``(]``, ``[]``... ordered; ``{}`` and bare ``""`` not."""
+
+    brackets: str
+    items: tuple[Value, ...]
+
+    @property
+    def ordered(self) -> bool:
+        return self.brackets not in ("{}", "")
+
+
+Value = Number | Listing
 
 _TOKEN: Final = re.compile(
-    r"\s+|(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)|(?P<cmd>\\[a-zA-Z]+|\\.)|(?P<char>.)", re.DOTALL
+    r"\s+|(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)|(?P<cmd>\\[a-zA-Z]+|\\.)|(?P<char>.)", re.DOTALL
 )
 _SKIPPED: Final = frozenset({"\\left", "\\right", "\\displaystyle", "\\,", "\\!", "\\;", "\\:", "\\ "})
 _FRACTIONS: Final = frozenset({"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"})
@@ -33,9 +56,10 @@ _FUNCTIONS: Final[dict[str, Callable[[complex], complex]]] = {
 }
 _CONSTANTS: Final = {"\\pi": complex(math.pi), "e": complex(math.e), "i": 1j, "\\infty": complex(math.inf)}
 _FACTOR_START: Final = frozenset("(0123456789.{") | {"\\sqrt", "\\pi", *_FRACTIONS, *_FUNCTIONS}
-HAS_DECIMAL: Final = re.compile(r"\d?\.\d|\d\.(?!\d)|\de[-+]?\d")
+_GROUPING: Final = re.compile(r"\d(?:,|\{,\})(?:\\!\s*)?\d{3}(?!\d)")
+HAS_DECIMAL: Final = re.compile(r"\d?\.\d|\d\.(?!\d)|\d[eE][-+]?\d")
 """A numeral with a decimal point or an exponent: a value stated to some precision."""
-REL_TOL: Final = 1e-9
+REL_TOL: Final = 1e-12
 """Values closer than this (relatively) are the same; further than 1e3 times this, different."""
 
 
@@ -45,6 +69,8 @@ class Unreadable(ValueError):
 
 def evaluate(text: str, env_seed: int = 0) -> Value:
     """The value of ``text`` with its variables set by ``env_seed``; raises :class:`Unreadable`."""
+    if _GROUPING.search(text):
+        raise Unreadable("a thousands separator or a list: not called")
     tokens = _tokens(text)
     parser = _Parser(tokens, env_seed)
     try:
@@ -96,7 +122,7 @@ def clearly_differs(gold: str, mutant: str) -> bool:
 
 def _decimal(text: str) -> Decimal | None:
     text = text.strip()
-    if not re.fullmatch(r"-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", text) or not HAS_DECIMAL.search(text):
+    if not re.fullmatch(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", text) or not HAS_DECIMAL.search(text):
         return None
     try:
         return Decimal(text)
@@ -110,23 +136,47 @@ def scalar(text: str) -> complex | None:
         first, second = evaluate(text, 0), evaluate(text, 1)
     except Unreadable:
         return None
-    if isinstance(first, tuple) or isinstance(second, tuple) or _close(first, second) is not True:
+    if isinstance(first, Listing) or isinstance(second, Listing) or _close(first, second) is not True:
         return None
-    return first
+    return _complex(first)
+
+
+def _complex(value: Number) -> complex | None:
+    try:
+        return complex(value)
+    except OverflowError:
+        return None
 
 
 def _close(a: Value, b: Value) -> bool | None:
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) != len(b):
-            return False
-        verdicts = [_close(x, y) for x, y in zip(a, b, strict=True)]
-        return False if False in verdicts else (None if None in verdicts else True)
-    if not (cmath.isfinite(a) and cmath.isfinite(b)):
+    if isinstance(a, Listing) or isinstance(b, Listing):
+        return _close_listings(a, b)
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    a, b = _complex(a), _complex(b)  # type: ignore[assignment]
+    if a is None or b is None or not (cmath.isfinite(a) and cmath.isfinite(b)):
         return None
     gap, scale = abs(a - b), max(1.0, abs(a), abs(b))
     if gap <= REL_TOL * scale:
         return True
     return False if gap > 1e3 * REL_TOL * scale else None
+
+
+def _close_listings(a: Value, b: Value) -> bool | None:
+    if not (isinstance(a, Listing) and isinstance(b, Listing)):
+        return False  # a list is not a number
+    if a.brackets != b.brackets:
+        # A set and a bare list of solutions may mean the same; any other change of brackets does not.
+        return None if {a.brackets, b.brackets} == {"{}", ""} else False
+    if len(a.items) != len(b.items):
+        return False
+    first, second = (a.items, b.items) if a.ordered else (_sorted(a.items), _sorted(b.items))
+    verdicts = [_close(x, y) for x, y in zip(first, second, strict=True)]
+    return False if False in verdicts else (None if None in verdicts else True)
+
+
+def _sorted(items: tuple[Value, ...]) -> tuple[Value, ...]:
+    return tuple(sorted(items, key=_order_key))
 
 
 def _tokens(text: str) -> list[str]:
@@ -138,10 +188,10 @@ def _tokens(text: str) -> list[str]:
     return tokens
 
 
-def _variable(name: str, seed: int) -> complex:
-    """A fixed, name-dependent value in [0.6, 2.6): far from 0 and 1, where forms coincide."""
+def _variable(name: str, seed: int) -> Fraction:
+    """A fixed, name-dependent rational in about [0.6, 2.6): far from 0 and 1, where forms coincide."""
     digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
-    return complex(0.6 + 2 * int.from_bytes(digest[:4], "big") / 2**32)
+    return Fraction(600 + int.from_bytes(digest[:4], "big") % 2000, 1009)
 
 
 class _Parser:
@@ -165,15 +215,15 @@ class _Parser:
         while self.peek() == ",":
             self.take()
             items.append(self.sum())
-        return items[0] if len(items) == 1 else tuple(items)
+        return items[0] if len(items) == 1 else Listing("", tuple(items))
 
-    def sum(self) -> complex:
+    def sum(self) -> Number:
         value = self.product()
         while self.peek() in ("+", "-"):
             value = value + self.product() if self.take() == "+" else value - self.product()
         return value
 
-    def product(self) -> complex:
+    def product(self) -> Number:
         value = self.signed()
         while True:
             token = self.peek()
@@ -184,19 +234,20 @@ class _Parser:
                 self.take()
                 value /= self.signed()
             elif token is not None and (token in _FACTOR_START or _is_letter(token) or token in _CONSTANTS):
-                if token in _FRACTIONS and self.tokens[self.pos - 1][0].isdigit():
-                    raise Unreadable("a number before a fraction: a mixed number or a product")
+                numeral_before = self.tokens[self.pos - 1][0].isdigit()
+                if numeral_before and (token in _FRACTIONS or token[0] in "0123456789."):
+                    raise Unreadable("a numeral before a fraction or a numeral: a mixed number, a group, a product?")
                 value *= self.power()  # juxtaposition: 2x, 2\pi, (a)(b)
             else:
                 return value
 
-    def signed(self) -> complex:
+    def signed(self) -> Number:
         if self.peek() in ("+", "-"):
             sign = -1 if self.take() == "-" else 1
             return sign * self.signed()
         return self.power()
 
-    def power(self) -> complex:
+    def power(self) -> Number:
         base = self.atom()
         while self.peek() in ("^", "!"):
             if self.take() == "!":
@@ -206,7 +257,7 @@ class _Parser:
                 base = _power(base, exponent)
         return base
 
-    def signed_group(self) -> complex:
+    def signed_group(self) -> Number:
         """An exponent: a braced group or one signed token (``x^2``, ``x^-1``)."""
         if self.peek() == "{":
             return self.group()
@@ -215,42 +266,46 @@ class _Parser:
             return -self.atom_single()
         return self.atom_single()
 
-    def atom_single(self) -> complex:
+    def atom_single(self) -> Number:
         """One token's value: ``x^23`` is ``x^2 \\cdot 3`` in LaTeX, so a number yields one digit."""
         token = self.peek()
         if token is not None and token[0].isdigit() and len(token) > 1:
             self.tokens[self.pos] = token[1:]
-            return complex(int(token[0]))
+            return Fraction(int(token[0]))
         return self.atom()
 
-    def group(self) -> complex:
+    def group(self) -> Number:
         self.take("{")
         value = self.sum()
         self.take("}")
         return value
 
-    def argument(self) -> complex:
+    def argument(self) -> Number:
         """A command's argument: a group, or one token (``\\frac12``, ``\\sqrt2``)."""
         return self.group() if self.peek() == "{" else self.atom_single()
 
-    def atom(self) -> complex:
+    def atom(self) -> Number:
         token = self.take()
         if token[0].isdigit() or token[0] == ".":
-            return complex(float(token))
+            return Fraction(token)
         if token in ("(", "["):  # a parenthesis, a tuple, or an interval (either closer)
             value = self.top()
-            if self.take() not in (")", "]"):
+            closer = self.take()
+            if closer not in (")", "]"):
                 raise Unreadable("unclosed parenthesis")
+            if isinstance(value, Listing) and not value.brackets:
+                return Listing(token + closer, value.items)
+            if token + closer not in ("()", "[]"):
+                raise Unreadable("a half-open bracket around one value")
             return value
         if token == "{":
             value = self.sum()
             self.take("}")
             return value
-        if token == "\\{":  # a set: its elements in a canonical order
+        if token == "\\{":
             items = self.top()
             self.take("\\}")
-            items = items if isinstance(items, tuple) else (items,)
-            return tuple(sorted(items, key=_order_key))
+            return Listing("{}", items.items if isinstance(items, Listing) and not items.brackets else (items,))
         if token in _FRACTIONS:
             numerator = self.argument()
             return numerator / self.argument()
@@ -264,7 +319,7 @@ class _Parser:
             return _variable(token + self.subscript(), self.seed)
         raise Unreadable(f"unknown token {token!r}")
 
-    def root(self) -> complex:
+    def root(self) -> Number:
         degree = 2.0
         if self.peek() == "[":
             self.take()
@@ -272,7 +327,7 @@ class _Parser:
             self.take("]")
         radicand = self.argument()
         if degree == 2:
-            return cmath.sqrt(radicand)
+            return _exact_root(radicand) or cmath.sqrt(radicand)
         if radicand.imag == 0 and radicand.real < 0 and degree % 2 == 1:
             return -complex(abs(radicand.real) ** (1 / degree))  # the real odd root
         return radicand ** (1 / degree)
@@ -298,22 +353,43 @@ def _is_letter(token: str) -> bool:
 
 
 def _order_key(value: Value) -> tuple[float, float]:
-    if isinstance(value, tuple):
-        raise Unreadable("a set of tuples")
-    return (round(value.real, 9), round(value.imag, 9))
+    number = None if isinstance(value, Listing) else _complex(value)
+    if number is None:
+        raise Unreadable("a set of lists or of huge numbers")
+    return (round(number.real, 9), round(number.imag, 9))
 
 
-def _power(base: complex, exponent: complex) -> complex:
-    if abs(exponent) > 1e4 or (abs(base) > 1 and abs(exponent.real) * math.log10(abs(base)) > 300):
+def _exact_root(value: Number) -> Fraction | None:
+    """The square root of a rational square (``\\sqrt{4}`` is exactly 2), else None."""
+    if not isinstance(value, Fraction) or value < 0:
+        return None
+    top, bottom = math.isqrt(value.numerator), math.isqrt(value.denominator)
+    return Fraction(top, bottom) if top * top == value.numerator and bottom * bottom == value.denominator else None
+
+
+def _whole(value: Number) -> int | None:
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else None
+    return int(value.real) if not value.imag and value.real.is_integer() else None
+
+
+def _power(base: Number, exponent: Number) -> Number:
+    number = _complex(base)
+    if number is None:
+        raise Unreadable("a base too large to compare")
+    size = abs(number)
+    if abs(exponent) > 1e4 or (size > 1 and abs(float(exponent.real)) * math.log10(size) > 300):
         raise Unreadable("a power too large to compare")
     if base == 0 and exponent.real <= 0:
         raise Unreadable("zero to a non-positive power")
-    if exponent.imag == 0 and exponent.real.is_integer():
-        return base ** int(exponent.real)
-    return base**exponent
+    whole = _whole(exponent)
+    if whole is not None:
+        return base**whole
+    return complex(base) ** complex(exponent)
 
 
-def _factorial(value: complex) -> complex:
-    if value.imag or not value.real.is_integer() or not 0 <= value.real <= 170:
+def _factorial(value: Number) -> Fraction:
+    whole = _whole(value)
+    if whole is None or not 0 <= whole <= 170:
         raise Unreadable("factorial of a non-natural or huge number")
-    return complex(math.factorial(int(value.real)))
+    return Fraction(math.factorial(whole))
