@@ -43,7 +43,7 @@ def _flips(summary: SourceSummary, label: str, flips: list[GradeOutcome]) -> lis
         change = f"{outcome.old_grader} {outcome.old_score:g} -> {outcome.grader} {outcome.new_score:g}"
         lines.append(f"  {outcome.run_id}{episode}  answer {_quote(outcome.answer)}  gold "
                      f"{_quote(outcome.ground_truth)}  ({change})")
-        lines += [f"    trained by {t.trainer} at step {t.step} (policy v{t.policy_version}, {t.role})"
+        lines += [f"    trained by {t.trainer} at step {t.step} ({_version(t.policy_version)}, {t.role})"
                   for t in outcome.trained]
     if len(flips) > SHOWN_FLIPS:
         lines.append(f"  ... and {len(flips) - SHOWN_FLIPS} more (--json lists them all)")
@@ -55,6 +55,10 @@ def _training(step: TrainingStep) -> str:
     ways = [f"{step.to_wrong} paid as right, now wrong"] if step.to_wrong else []
     ways += [f"{step.to_correct} paid as wrong, now right"] if step.to_correct else []
     return f"{step.trainer} step {step.step} (rollouts of policy {versions}): {'; '.join(ways)}"
+
+
+def _version(version: int | None) -> str:
+    return "unversioned" if version is None else f"policy v{version}"
 
 
 def _quote(text: str | None) -> str:

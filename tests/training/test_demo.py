@@ -28,7 +28,9 @@ def _records(out: Path) -> list[dict]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_two_steps_write_metrics_and_plot_and_the_second_rollouts_come_from_the_first_update(tmp_path: Path):
+def test_two_steps_write_metrics_and_plot_and_the_second_rollouts_come_from_the_first_update(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+):
     out = tmp_path / "demo"
     assert main(["train", "--demo", "--steps", "2", "--out", str(out), *TINY]) == 0
     records = _records(out)
@@ -46,6 +48,25 @@ def test_two_steps_write_metrics_and_plot_and_the_second_rollouts_come_from_the_
     assert (out / "reward.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     latest = checkpoint.read_latest(out / "checkpoints")
     assert latest is not None and (latest.step, latest.version, latest.trained) == (2, 2, ids)
+    _trained_rollouts_are_recorded_and_regraded(out, monkeypatch, capsys)
+
+
+def _trained_rollouts_are_recorded_and_regraded(out: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Each trained rollout's run says which step trained it; a regrade over the demo's log
+    names those steps for every reward that flipped."""
+    monkeypatch.setenv("APOLLO_DATA_DIR", str(out / "engine"))
+    capsys.readouterr()
+    assert main(["show", "demo-s0002-p1-1", "--json"]) == 0
+    events = [json.loads(line)["event"] for line in capsys.readouterr().out.splitlines()]
+    [trained] = [e for e in events if e["type"] == "rollout.trained"]
+    assert (trained["trainer"], trained["step"], trained["policy_version"]) == ("train-demo", 2, 1)
+    assert main(["regrade", "--grader", "math", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert report["regraded"] + report["kept"] == 8
+    flips = [flip for source in report["sources"] for flip in source["to_correct"] + source["to_wrong"]]
+    assert all(flip["trained"] and {t["step"] for t in flip["trained"]} <= {1, 2} for flip in flips)
+    assert {step["step"] for step in report["training"]} <= {1, 2}
 
 
 @pytest.mark.slow
