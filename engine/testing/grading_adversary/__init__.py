@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from engine.testing.grading_adversary import (  # noqa: F401 - each module registers its operators
     changing_constants,
     changing_digits,
+    changing_forms,
     changing_near_misses,
     changing_relations,
     changing_replies,
@@ -26,6 +27,7 @@ from engine.testing.grading_adversary import (  # noqa: F401 - each module regis
     changing_units,
     changing_values,
     changing_words,
+    preserving_forms,
     preserving_notation,
     preserving_replies,
     preserving_values,

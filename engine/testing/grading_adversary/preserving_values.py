@@ -39,7 +39,7 @@ def _rational(text: str) -> Fraction | None:
     return plain_number(text)
 
 
-def _terminating(value: Fraction) -> str | None:
+def terminating(value: Fraction) -> str | None:
     """``value`` as an exact decimal numeral, if it has one."""
     denominator = value.denominator
     for prime in (2, 5):
@@ -72,7 +72,7 @@ def decimal_for_fraction(gold: str, rng: random.Random) -> str | None:
     value = _rational(text)
     if value is None or plain_number(text) is not None:
         return None
-    return _terminating(value)
+    return terminating(value)
 
 
 @preserving
