@@ -109,7 +109,8 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
         except ExtensionMissing as exc:
             return RunPlan(run_id=run_id, skipped=DOMAIN_MISSING, reason=str(exc))
         tasks.append(RegradeTask(
-            run_id=run_id, graded=grade, ground_truth=grade.ground_truth or truth, grader=name, version=version, text=text,
+            run_id=run_id, graded=grade, ground_truth=grade.ground_truth or truth, grader=name, version=version,
+            text=text,
             metadata=dict(state.problem.metadata) if state.problem else {}, invalid_turns=state.invalid_turns,
             steps=state.step, done=done.get((grade.event_id, name, version)),
         ))  # fmt: skip
