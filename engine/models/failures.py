@@ -36,13 +36,13 @@ class Failure(NamedTuple):
 def classify(exc: BaseException) -> Failure:
     """Classify an exception raised by one attempt of a chat completion call."""
     if isinstance(exc, openai.APITimeoutError) and _refused(exc):
-        return Failure("connection", True, f"cannot reach the model server: {_cause(exc)}")
+        return Failure("connection", True, _unreachable(exc))
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return Failure("timeout", True, "the model server did not answer in time")
     if isinstance(exc, openai.APIConnectionError):
         # A malformed URL will not get better by retrying; a refused connection might.
         retryable = type(exc.__cause__).__name__ not in _PERMANENT_CONNECTION_ERRORS
-        return Failure("connection", retryable, f"cannot reach the model server: {_cause(exc)}")
+        return Failure("connection", retryable, _unreachable(exc))
     if isinstance(exc, openai.APIStatusError):
         return _classify_status(exc)
     if type(exc).__name__ in _PERMANENT_CONNECTION_ERRORS:
@@ -99,6 +99,27 @@ def _refused(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+def _unreachable(exc: BaseException) -> str:
+    """Why no connection was made: a refusal is named as one (the transports call it a
+    connect timeout or "all connection attempts failed"), anything else by its cause."""
+    refused = _in_chain(exc, ConnectionRefusedError)
+    if refused is not None:
+        return f"cannot reach the model server: connection refused ({refused.strerror or refused})"
+    return f"cannot reach the model server: {_cause(exc)}"
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of ``kind`` among ``exc`` and its causes."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, kind):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _cause(exc: BaseException) -> str:

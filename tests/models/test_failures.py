@@ -104,3 +104,15 @@ def test_our_own_attempt_timeout_stays_a_timeout_whatever_lies_beneath() -> None
     """A cancelled attempt may have been handling a socket error: it is still a timeout."""
     failure = classify(_chained(TimeoutError(), OSError(104, "Connection reset by peer")))
     assert (failure.kind, failure.retryable) == ("timeout", True)
+
+
+@pytest.mark.parametrize("outer", [openai.APITimeoutError(request=None),  # type: ignore[arg-type]
+                                   openai.APIConnectionError(request=None)],  # type: ignore[arg-type]
+                         ids=["aiohttp_connect_timeout", "httpx_connect_error"])
+def test_a_refused_connection_is_called_refused_whatever_the_transport_calls_it(outer: BaseException) -> None:
+    """aiohttp says ConnectTimeout, httpx "All connection attempts failed": the message says refused."""
+    failure = classify(_chained(outer, ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)")))
+    assert failure.kind == "connection"
+    assert "connection refused" in failure.message
+    assert "Connect call failed ('127.0.0.1', 9)" in failure.message
+    assert "imeout" not in failure.message
