@@ -97,9 +97,9 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
     version = versions.get(name)
     if version is None:
         plugin = run.extensions.get("grader", {}).get(name)
-        where = f"from {plugin}, which is not installed here" if plugin else "which is not installed here"
+        where = f" from {plugin}, which is" if plugin else ", which is"
         return RunPlan(run_id=run_id, skipped=GRADER_MISSING,
-                       reason=f"graded by {name!r} {where} (--grader NAME regrades it with another)")
+                       reason=f"graded by {name!r}{where} not installed here (--grader NAME regrades it with another)")
     done = {(e.regraded_id, e.grader, e.grader_version): e for e in events if isinstance(e, AnswerRegraded)}
     tasks = []
     for index, grade in judged:
