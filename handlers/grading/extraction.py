@@ -16,8 +16,9 @@ A ``<think>`` or tool block left open runs to the end of the text, and a closing
 masks everything before it.
 
 What a reader never sees is not an answer: LaTeX comments (``%`` to the end of the
-line, except a percent sign after a number), ``\\iffalse...\\fi``, ``\\phantom{...}``
-and HTML comments are masked before any box is looked for. When the final region
+line, except a percent sign after a number), ``\\iffalse...\\fi``, ``\\phantom{...}``,
+white text (``\\textcolor{white}{...}``, ``{\\color{white} ...}``), HTML comments and hidden
+HTML elements are masked before any box is looked for. When the final region
 holds several boxes, all of them are returned (``\\boxed{41} \\boxed{42}``) so the
 grader can refuse a hedge: two different final answers score 0.
 """
@@ -46,7 +47,12 @@ _BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
-_PHANTOM = re.compile(r"\\[hv]?phantom\s*\{")
+_PHANTOM = re.compile(r"\\(?:[hv]?phantom|textcolor\s*\{\s*white\s*\})\s*\{")
+_WHITE_GROUP = re.compile(r"\{\s*\\color\s*\{\s*white\s*\}")
+_HIDDEN_HTML = re.compile(
+    r"<(\w+)[^>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def extract_final_answer(text: str) -> str | None:
@@ -66,9 +72,10 @@ def extract_final_answer(text: str) -> str | None:
 def mask_hidden(text: str) -> str:
     """``text`` without what a reader never sees: HTML and LaTeX comments, ``\\iffalse`` blocks and
     ``\\phantom`` arguments."""
-    text = _IFFALSE.sub(" ", _HTML_COMMENT.sub(" ", text))
+    text = _IFFALSE.sub(" ", _HIDDEN_HTML.sub(" ", _HTML_COMMENT.sub(" ", text)))
     text = _LATEX_COMMENT.sub(" ", text)
-    if "phantom" not in text:
+    text = _WHITE_GROUP.sub(r"\\phantom{", text)  # {\color{white} x}: the rest of the group is unseen
+    if "phantom" not in text and "textcolor" not in text:
         return text
     closing = _brace_pairs(text)
     kept: list[str] = []

@@ -808,13 +808,17 @@ def _bracket_reading(sympy: Any, opening: str, closing: str, items: list[Any]) -
             return item.value if isinstance(item, Quantity) and not item.units else item
         return Collection("list", _flattened(items))
     if len(items) == 1:
-        if (opening, closing) in (("(", ")"), ("[", "]")):
+        if (opening, closing) == ("[", "]"):
+            raise Unreadable("[x] around one value (a group, or the floor in older texts)")
+        if (opening, closing) == ("(", ")"):
             item = items[0]
             return item.value if isinstance(item, Quantity) and not item.units else item
         raise Unreadable(f"{opening}...{closing} around one value")
     if len(items) == 2 and (opening, closing) != ("(", ")"):
         if (opening, closing) == ("[", "]") or _interval_ends(items):
             low, high = (_checked(_plain_value(item, "an interval")) for item in items)
+            if (low == -sympy.oo and opening == "[") or (high == sympy.oo and closing == "]"):
+                raise Unreadable("an interval closed at infinity")
             with sympy.evaluate(True):
                 return SetReading(sympy.Interval(low, high, opening == "(", closing == ")"), "interval")
     if (opening, closing) not in (("(", ")"), ("[", "]")):
