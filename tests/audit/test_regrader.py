@@ -18,6 +18,7 @@ from replay.audit.plan import GRADER_MISSING, NO_ANSWER, NO_GROUND_TRUTH
 from replay.audit.regraded_rewards import regraded_rewards
 from replay.run_table import run_row
 from tests.episode.test_episode_flow import Replies
+from tests.episode.test_protocols import ANSWER, TOOL, run_protocol
 from tests.evolve.support import RoleModel, run_evolve_records, standard_reply
 from tests.plugins.support import on_path, write_package
 
@@ -149,3 +150,12 @@ async def test_every_round_of_an_evolve_run_is_regraded_and_its_verifier_rewards
               if t.role == "verifier" and t.round == 0}
     assert round0 == {0: (1.0, 0.0), 1: (1.0, 0.0), 2: (0.0, 1.0)}  # 0, 0, 1 against 41: now 42 is right
     assert all(rewards[i].reward == 1.0 for i, t in sealed.items() if t.role == "policy")
+
+
+async def test_a_reference_protocol_regrade_hands_each_grader_what_it_would_have_read() -> None:
+    """A whole-text grader reads every stepped reply again; any other grader the last reply's answer."""
+    episode = await run_protocol([TOOL, ANSWER], "reference_test")
+    for name, text in (("reference", TOOL + TOOL + ANSWER), ("exact", "42")):
+        pool = ModeGrader()
+        result, _ = await _regrade(list(episode.records), name, pool)
+        assert [call[0] for call in pool.calls] == [text] and result.plan.skipped is None
