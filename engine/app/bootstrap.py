@@ -149,9 +149,9 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     check_settings(settings, plugins)  # refuse to start half-configured
     catalog = plugins.catalog()
     router = ModelRouter()
-    pool_grader = ProcessPoolGrader()
+    pool_grader = ProcessPoolGrader(numeric_tolerance=settings.grading.numeric_tolerance)
     pool_grader.start_in_background()  # a cold pool costs the first grade about a second
-    grader = RegistryGrader(pool_grader, catalog=catalog)
+    grader = RegistryGrader(pool_grader, catalog=catalog, settings=settings.grading.as_settings())
     runners = build_tools(settings)
     if settings.episode.enable_python_code or settings.evolve.verifier_episode.enable_python_code:
         warm = getattr(runners.get("python_code"), "start_in_background", None)

@@ -108,7 +108,9 @@ async def _regrade_all(runtime: Runtime, rows: list[RunRow], catalog: Catalog, n
     # deferred: the pool pulls in multiprocessing and the graders, which a bad flag never needs
     from engine.grading.pool import ProcessPoolGrader
 
-    grader = RegistryGrader(ProcessPoolGrader(), catalog=catalog)
+    grading = runtime.settings.grading
+    grader = RegistryGrader(ProcessPoolGrader(numeric_tolerance=grading.numeric_tolerance), catalog=catalog,
+                            settings=grading.as_settings())
     regrader = Regrader(runtime.log, grader, name=name)
     progress = RegradeProgress(len(rows))
     results: list[RunRegrade] = []

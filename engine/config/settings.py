@@ -151,6 +151,21 @@ class LogSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             raise ValueError(msg)
 
 
+class GradingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    numeric_tolerance: float | None = None
+    """Relative tolerance for comparing numbers numerically. Off by default: the math grader
+    then needs exact equality (a decimal never equals pi), see docs/grading.md."""
+
+    def __post_init__(self) -> None:
+        if self.numeric_tolerance is not None and not 0 < self.numeric_tolerance < 1:
+            msg = f"grading.numeric_tolerance must be between 0 and 1 (relative), got {self.numeric_tolerance!r}"
+            raise ValueError(msg)
+
+    def as_settings(self) -> dict[str, Any]:
+        """The settings a grader's version digests (only what is set, so defaults keep old versions)."""
+        return {} if self.numeric_tolerance is None else {"numeric_tolerance": self.numeric_tolerance}
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything the engine reads, built once in :func:`load_settings`."""
 
@@ -163,6 +178,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     branches: list[BranchSettings] = []
     dataset: DatasetSettings = DatasetSettings()
     worker: WorkerSettings = WorkerSettings()
+    grading: GradingSettings = GradingSettings()
     log: LogSettings = LogSettings()
     data_dir: str | None = None
     plugins: list[str] = []

@@ -68,8 +68,10 @@ class ProcessPoolGrader:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_limit_bytes: int | None = DEFAULT_MEMORY_LIMIT,
         start_method: str = "forkserver",
+        numeric_tolerance: float | None = None,
     ) -> None:
         self._workers = workers or min(2, os.cpu_count() or 1)
+        self._numeric_tolerance = numeric_tolerance
         self._timeout_s = timeout_s
         self._memory_limit = memory_limit_bytes
         self._context = multiprocessing.get_context(start_method)
@@ -95,7 +97,8 @@ class ProcessPoolGrader:
                 pool = self._current_pool()
                 try:
                     await _wait_all(pool.warm, STARTUP_TIMEOUT_S)
-                    future = pool.executor.submit(grade_answer, answer, ground_truth, mode)
+                    future = pool.executor.submit(
+                        grade_answer, answer, ground_truth, mode, numeric_tolerance=self._numeric_tolerance)
                     return await asyncio.wait_for(asyncio.wrap_future(future), self._timeout_s)
                 except TimeoutError:
                     self._replace(pool)

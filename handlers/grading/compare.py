@@ -295,6 +295,9 @@ class Comparer:
     def assignments(self, pred: Any, gold: Any) -> Verdict:
         if isinstance(pred, Assignment) and isinstance(gold, Assignment):
             if _squash(pred.name) != _squash(gold.name):
+                both = _as_equation(pred), _as_equation(gold)
+                if None not in both:  # x = y against y = x: the same equation under other names
+                    return self.equations(*both)
                 return unequal(f"not equal: different names ({pred.name} vs {gold.name})")
             return self.readings(pred.value, gold.value)
         named = pred if isinstance(pred, Assignment) else gold
@@ -333,6 +336,13 @@ class Comparer:
             if not self.exactly_equal(p * first_g, g * first_p):
                 return unequal("not equal: different ratios")
         return Verdict(True, "equal: the same ratio")
+
+
+def _as_equation(assignment: Assignment) -> Equation | None:
+    value = assignment.value
+    if assignment.symbol is None or not isinstance(value, Quantity) or value.units:
+        return None
+    return Equation(assignment.symbol, value.value)
 
 
 def _unit_map(quantity: Quantity) -> dict[str, tuple[Any, int]]:

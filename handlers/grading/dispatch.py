@@ -15,7 +15,8 @@ GRADING_MODES: Final[tuple[str, ...]] = get_args(GradingMode)
 DEFAULT_MODE: Final = "math"
 
 
-def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE) -> Grade:
+def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE, *,
+                 numeric_tolerance: float | None = None) -> Grade:
     """Score ``answer`` against ``ground_truth``.
 
     Modes:
@@ -29,6 +30,9 @@ def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE
         ``exact``: string equality after trimming whitespace.
         ``hendrycks``: the Hendrycks MATH ``is_equiv`` string normaliser (the reference's grader C).
 
+    ``numeric_tolerance`` (``grading.numeric_tolerance``) lets the ``math`` mode accept numbers
+    within that relative distance; the other modes ignore it.
+
     Raises:
         ValueError: ``mode`` is not one of :data:`GRADING_MODES`.
     """
@@ -38,7 +42,7 @@ def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE
     if answer is None or not answer.strip():
         return Grade(score=0.0, method=mode, detail="no answer")
     if mode == "math":
-        return grade_math(answer, ground_truth)
+        return grade_math(answer, ground_truth, numeric_tolerance=numeric_tolerance)
     if mode == "hendrycks":
         return Grade(score=float(hendrycks_equal(answer, ground_truth)), method=mode)
     if mode == "exact":

@@ -467,7 +467,8 @@ class _Parser:
                                                and token.text.lower() not in LIST_WORDS)
         if token.kind == "cmd":
             return token.text in GREEK or token.text in FUNCTIONS or token.text in (
-                *FRACTIONS, "sqrt", "binom", "dbinom", "tbinom", "pi", "infty", "imath", "lfloor", "lceil", "{",
+                *FRACTIONS, "sqrt", "binom", "dbinom", "tbinom", "pi", "infty", "imath", "lfloor", "lceil", "lvert",
+                "{",
             )
         return token.kind == "punct" and token.text in ("(", "[", "{")
 
@@ -595,7 +596,19 @@ class _Parser:
             return sympy.E
         if token.text == "i":
             return sympy.I
+        following = self.peek()
+        if following is not None and following.kind == "punct" and following.text == "(" and not following.space_before:
+            return self.application(token.text)
         return self.symbol(token.text)
+
+    def application(self, name: str) -> Any:
+        """``f(0)``, ``u(t)``: a letter written against a bracket names a function applied to its
+        arguments, never a product (``f(0)`` is not 0)."""
+        self.pos += 1
+        arguments = [_plain_value(item, "a function argument") for item in self.item_list((")",))]
+        self.expect("punct", ")")
+        self.notes.append(f"{name}(...) read as a function")
+        return self.sympy.Function(name)(*arguments)
 
     def word(self, token: Token) -> Any:
         if token.text in FUNCTIONS:
@@ -629,6 +642,10 @@ class _Parser:
             return {"pi": sympy.pi, "infty": sympy.oo, "imath": sympy.I}.get(name) or SetReading(sympy.EmptySet, "set")
         if name in FUNCTIONS:
             return self.function(name)
+        if name == "lvert":
+            inner = _plain_value(self.expression(), "an absolute value")
+            self.expect("cmd", "rvert")
+            return sympy.Abs(inner)
         if name in ("lfloor", "lceil"):
             inner = _plain_value(self.expression(), "a floor")
             self.expect("cmd", "rfloor" if name == "lfloor" else "rceil")
@@ -756,7 +773,7 @@ def _name_token(token: Token) -> bool:
     if token.kind == "word":
         return token.text.isupper()
     if token.kind == "cmd":
-        return token.text in GREEK or token.text in ("{", "}", "frac")
+        return token.text in GREEK or token.text in ("{", "}", *FRACTIONS)
     return token.kind == "punct" and token.text in "(),|:{}"
 
 
@@ -914,7 +931,9 @@ def _solution_set(sympy: Any, ops: tuple[str, ...], parts: tuple[Any, ...],
 
 
 def _variable(value: Any, name: str) -> str:
-    return value.name if hasattr(value, "name") else name
+    import sympy
+
+    return value.name if isinstance(value, sympy.Symbol) else name
 
 
 def _solved(sympy: Any, op: str, left: Any, right: Any) -> tuple[str | None, Any]:
