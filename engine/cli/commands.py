@@ -19,8 +19,10 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.serving.watch import watching_activations
 from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
+from events.model import ModelCallFailed
 from events.record import Recorded, Unreadable
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
+from replay.dataset_scores import INCOMPLETE_REASONS
 
 
 async def submit(log: EventLog, event: ProblemSubmitted) -> Appended:
@@ -133,11 +135,17 @@ async def _read_run(runtime: Runtime, run_id: str, after_seq: int = 0) -> tuple[
 
 
 def outcome(records: list[Recorded]) -> dict[str, Any]:
-    """The summary `apollo solve --json` prints."""
+    """The summary `apollo solve --json` prints.
+
+    ``incomplete`` is true when the run ended without the model's own answer being judged
+    (its model server failed, or the engine did): its score is no verdict on the model.
+    """
     result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
     for record in records:
         event = record.event
-        if isinstance(event, AnswerGraded) and event.episode == "main":
+        if isinstance(event, ModelCallFailed) and event.episode == "main":
+            result["failure"] = f"{event.role} model call failed ({event.kind}): {event.message}"
+        elif isinstance(event, AnswerGraded) and event.episode == "main":
             result.update(answer=event.answer, score=event.score, method=event.method)
         elif isinstance(event, EpisodeEnded) and event.episode == "main":
             result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
@@ -147,6 +155,7 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
         elif isinstance(event, RunFailed):
             result.update(status="failed", reason=event.reason)
     result.setdefault("status", "running")
+    result["incomplete"] = result["status"] != "completed" or result.get("done_reason") in INCOMPLETE_REASONS
     return result
 
 

@@ -24,6 +24,14 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-id", help="run id to use (default: generated)")
     parser.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
     parser.add_argument("--max-steps", type=positive_int, help="step budget of the episode")
+    add_model_arguments(parser)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The policy model of the runs a command starts, and the check of its endpoint."""
+    parser.add_argument("--model", help="policy model name (or scripted:FILE)")
+    parser.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
+    parser.add_argument("--no-probe", action="store_true", help="do not check the model endpoint before submitting")
 
 
 def fill_from_dataset(args: argparse.Namespace) -> None:

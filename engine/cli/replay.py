@@ -18,8 +18,10 @@ import msgspec
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
 from engine.cli.commands import local_workers, new_run_id, outcome, run_events, watch_run
+from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.run_lookup import resolve_run_id
 from engine.cli.solve import print_result
+from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.reference import translate
 from engine.config.settings import Settings, read_config_file
 from engine.errors import EngineError, RunNotFound
@@ -29,13 +31,13 @@ from engine.runtime.dispatcher import Dispatcher
 from engine.runtime.histories import RunHistories
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
-from events.run import RunStarted
+from events.run import ProblemSubmitted, RunStarted
 from handlers.catalog import Catalog, ExtensionMissing
 from handlers.projections.registry import projections
 from handlers.run_settings import RunSettingsError
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
-from replay.fork import ForkPlan, plan_fork
+from replay.fork import ForkPlan, merge, plan_fork
 from replay.rebuild import check_against_checkpoint, checkpoint_key
 from replay.timeline_html import render_html
 from replay.verify import ReplayResult, verify_run
@@ -62,7 +64,8 @@ def register(subparsers: Any) -> None:
     fork.add_argument("--config", dest="fork_config", metavar="FILE",
                       help="YAML/TOML whose episode/models/evolve/branches sections override the parent's")
     fork.add_argument("--run-id", dest="fork_run_id", help="id of the new run (default: generated)")
-    fork.add_argument("--no-wait", action="store_true", help="with in-process workers: do not wait for the end")
+    fork.add_argument("--no-wait", action="store_true", help="print the fork's run id and return at once")
+    fork.add_argument("--no-probe", action="store_true", help="do not check the fork's model endpoints first")
     fork.add_argument("--timeout", type=float, default=None, help="give up waiting after this many seconds")
     fork.set_defaults(handler=_cmd_fork)
 
@@ -297,7 +300,8 @@ def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any
 
 
 async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
-    engine_running = bool(settings.nats.url or running_engine_url(settings))
+    engine_url = settings.nats.url or running_engine_url(settings)
+    engine_running = engine_url is not None
     runtime = await open_runtime(settings, start_server=True)
     try:
         async with local_workers(runtime, enabled=not engine_running and not args.no_wait, kind=ForkAwareDispatcher):
@@ -305,13 +309,18 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
             parent = await run_events(runtime, parent_id)
             at_seq = event_seq(parent, args.at)
             overrides = fork_overrides(args, _policy_model(parent))
+            workflow, run_settings = _fork_settings(parent, overrides)
+            policy = run_settings.get("models", {}).get("policy") or submitted_config(settings)["models"]["policy"]
+            print(announce("fork", policy, engine_url), file=sys.stderr)
+            if not args.no_probe:
+                await probe_run_endpoints(run_settings, workflow, settings, nothing="no fork was made")
             plan = await fork_run(runtime.log, parent_id, at_seq=at_seq, overrides=overrides,
                                   run_id=args.fork_run_id, catalog=_catalog(settings))
             print(plan.run_id, flush=True)
             print(f"apollo fork: {plan.run_id} continues {plan.parent_run_id} after its event {args.at} "
                   f"(seq {plan.fork_seq}; {len(plan.events)} events copied, {len(plan.frontier)} to route again)",
                   file=sys.stderr)
-            if engine_running or args.no_wait:
+            if args.no_wait:
                 return 0
             records = await watch_run(runtime, plan.run_id, timeout=args.timeout) if plan.frontier else \
                 await run_events(runtime, plan.run_id)
@@ -320,7 +329,7 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
 
     result = outcome(records)
     print_result(result)
-    return 0 if result["status"] == "completed" else 1
+    return 1 if result["incomplete"] else 0
 
 
 def event_seq(records: Sequence[Recorded], number: int) -> int:
@@ -330,6 +339,17 @@ def event_seq(records: Sequence[Recorded], number: int) -> int:
         msg = f"--at {number} is past the end of run {run_id}: it has {len(records)} events (1..{len(records)})"
         raise EngineError(msg)
     return records[number - 1].seq
+
+
+def _fork_settings(parent: list[Recorded], overrides: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The fork's workflow and the run settings it will record: the parent's, overrides laid over."""
+    started = next((r.event for r in parent if isinstance(r.event, RunStarted)), None)
+    if started is not None:
+        return started.workflow, merge(started.settings, overrides)
+    root = parent[0].event
+    submitted = root if isinstance(root, ProblemSubmitted) else None
+    config = submitted.config if submitted is not None else {}
+    return (submitted.workflow if submitted is not None else "reason"), merge(config, overrides)
 
 
 def _policy_model(records: list[Recorded]) -> str:

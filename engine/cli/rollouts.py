@@ -25,8 +25,10 @@ from typing import Any
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.cli.argtypes import whole_number
 from engine.cli.commands import local_workers
-from engine.cli.problem_args import apply_model_flags
+from engine.cli.endpoint_probe import probe_run_endpoints
+from engine.cli.problem_args import add_model_arguments, apply_model_flags
 from engine.cli.progress import RolloutProgress
+from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.settings import Settings
 from engine.datasets import load_problems
 from engine.errors import EngineError
@@ -48,8 +50,7 @@ def register(subparsers: Any) -> None:
     rollouts.add_argument("--prefix", default="rollout", help="first part of the run and group ids")
     rollouts.add_argument("--policy", default="default", help="the policy whose served version stamps the groups")
     rollouts.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
-    rollouts.add_argument("--model", help="policy model name (or scripted:FILE)")
-    rollouts.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
+    add_model_arguments(rollouts)
     rollouts.add_argument("--json", action="store_true", help="print the summary as JSON")
     rollouts.set_defaults(handler=_cmd_rollouts)
 
@@ -66,13 +67,18 @@ def register(subparsers: Any) -> None:
 
 async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
     settings = apply_model_flags(settings, args)
+    config = submitted_config(settings)  # travels with each run: any worker runs these settings
     try:
         options = DriverOptions(samples=args.samples, max_in_flight=args.max_in_flight, run_prefix=args.prefix,
-                                policy=args.policy, workflow=args.workflow, config=settings.run_settings())
+                                policy=args.policy, workflow=args.workflow, config=config)
     except ValueError as exc:
         raise EngineError(f"apollo rollouts: {exc}") from None
     problems = load_problems(args.dataset, limit=args.limit).problems
-    engine_running = (settings.nats.url or running_engine_url(settings)) is not None
+    engine_url = settings.nats.url or running_engine_url(settings)
+    engine_running = engine_url is not None
+    print(announce("rollouts", config["models"]["policy"], engine_url), file=sys.stderr, flush=True)
+    if not args.no_probe:
+        await probe_run_endpoints(config, args.workflow, settings, nothing="nothing was submitted")
     runtime = await open_runtime(settings, start_server=True)
     try:
         driver = RolloutDriver(runtime.log, options)

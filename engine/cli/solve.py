@@ -19,6 +19,7 @@ from engine.cli.commands import (
     warn_if_no_worker,
     watch_run,
 )
+from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.problem_args import (
     add_problem_arguments,
     apply_model_flags,
@@ -26,6 +27,7 @@ from engine.cli.problem_args import (
     problem_fields,
 )
 from engine.cli.render import summary
+from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.settings import Settings
 from events.base import tag_of
 from events.record import Recorded
@@ -38,22 +40,27 @@ def register(subparsers: Any) -> None:
 
     solve_parser = subparsers.add_parser("solve", help="solve one problem end to end and print the graded answer")
     add_problem_arguments(solve_parser)
-    solve_parser.add_argument("--model", help="policy model name (or scripted:FILE)")
-    solve_parser.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
     solve_parser.add_argument("--json", action="store_true", help="print one JSON object")
     solve_parser.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
     solve_parser.set_defaults(handler=_cmd_solve)
 
 
 async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
+    settings = apply_model_flags(settings, args)
+    config = submitted_config(settings, config_overrides(args))
     runtime = await open_runtime(settings, start_server=False)
     try:
+        if not args.no_probe:
+            await probe_run_endpoints(config, args.workflow, settings, nothing="nothing was submitted")
         run_id = args.run_id or new_run_id()
         event = submission(run_id, args.question, ground_truth=args.answer, workflow=args.workflow,
-                           config=config_overrides(args), **problem_fields(args))
+                           config=config, **problem_fields(args))
         await submit(runtime.log, event)
     finally:
         await runtime.close()
+    # said once it is submitted: a refusal stays the command's one line
+    print(announce("submit", config["models"]["policy"], settings.nats.url or running_engine_url(settings)),
+          file=sys.stderr)
     print(run_id)
     return 0
 
@@ -65,17 +72,17 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
     """Use a running engine when there is one; otherwise run everything in this process."""
     engine_url = settings.nats.url or running_engine_url(settings)
     engine_running = engine_url is not None
-    runtime = await open_runtime(settings, start_server=True)
-    model = settings.model_for("policy").model
+    config = submitted_config(settings, overrides)  # travels with the run: any worker runs these settings
     if not args.json:
-        where = "running engine" if engine_running else "embedded nats-server + in-process workers"
-        label = " (scripted demo model: canned replies, not a real model)" if model.startswith("scripted:") else ""
-        print(f"apollo solve: policy model {model}{label}; {where}", file=sys.stderr)
+        print(announce("solve", config["models"]["policy"], engine_url), file=sys.stderr)
+    if not args.no_probe:
+        await probe_run_endpoints(config, args.workflow, settings, nothing="nothing was submitted")
+    runtime = await open_runtime(settings, start_server=True)
     try:
         async with local_workers(runtime, enabled=not engine_running):
             run_id = args.run_id or new_run_id("solve")
             event = submission(run_id, args.question, ground_truth=args.answer,
-                               workflow=args.workflow, config=overrides, **problem_fields(args))
+                               workflow=args.workflow, config=config, **problem_fields(args))
             await submit(runtime.log, event)
             hint = asyncio.create_task(warn_if_no_worker(runtime, run_id, f"NATS at {engine_url}")) \
                 if engine_running else None
@@ -92,7 +99,7 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
         print(json.dumps(result))
     else:
         print_result(result)
-    return 0 if result["status"] == "completed" else 1
+    return 1 if result["incomplete"] else 0
 
 
 def _print_step(record: Recorded) -> None:
@@ -101,10 +108,16 @@ def _print_step(record: Recorded) -> None:
 
 def print_result(result: dict[str, Any]) -> None:
     print()
-    print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
-    print(f"answer:  {result.get('answer')}")
+    if result["incomplete"] and result["status"] == "completed":
+        print(f"run:     {result['run_id']} (could not be completed: {result.get('done_reason')})")
+    else:
+        print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
+    answer = result.get("answer")
+    print(f"answer:  {'(none)' if answer is None else answer}")
     score = result.get("score")
-    if result.get("method") == "ungraded":
+    if result["incomplete"]:
+        print("grade:   none: the run could not be completed, so its score says nothing about the model")
+    elif result.get("method") == "ungraded":
         print("grade:   ungraded (no --answer given)")
     elif score is not None:
         verdict = "correct" if score > 0 else "wrong"
@@ -112,3 +125,5 @@ def print_result(result: dict[str, Any]) -> None:
     print(f"steps:   {result.get('steps')}")
     if result["status"] == "failed":
         print(f"reason:  {result.get('reason')}")
+    elif result["incomplete"] and result.get("failure"):
+        print(f"reason:  {result['failure']}")

@@ -221,7 +221,8 @@ async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, t
         try:
             await wait_pulling(admin_log.js, 1)
             env = {**os.environ, **server.env("submitter"), "APOLLO_DATA_DIR": str(tmp_path / "cli")}
-            submitted = await asyncio.to_thread(_apollo, ["submit", "What is 2 + 2?", "--answer", "4"], env)
+            submitted = await asyncio.to_thread(_apollo, ["submit", "What is 2 + 2?", "--answer", "4", "--model",
+                                                          "fake-model", "--model-url", fake.base_url], env)
             assert submitted.returncode == 0, submitted.stderr
             run_id = submitted.stdout.strip().splitlines()[-1]
             await wait_finished(admin_log, [run_id])
