@@ -44,11 +44,12 @@ GREEK: Final = frozenset({
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
     "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "varrho", "sigma", "varsigma", "tau",
     "upsilon", "phi", "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
-    "Sigma", "Upsilon", "Phi", "Psi", "Omega",
+    "Sigma", "Upsilon", "Phi", "Psi", "Omega", "hbar", "ell",
 })
-"""Greek letters are variables (``\\pi`` is the constant, see :data:`CONSTANTS`)."""
+"""Greek letters (and ``\\hbar``, ``\\ell``) are variables (``\\pi`` is the constant, see :data:`CONSTANTS`)."""
 
 CONSTANTS: Final = frozenset({"pi", "infty", "emptyset", "varnothing", "imath"})
+
 
 RELATIONS: Final = {
     "=": "=", "<": "<", ">": ">", "le": "<=", "leq": "<=", "leqslant": "<=", "ge": ">=", "geq": ">=",

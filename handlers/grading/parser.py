@@ -176,6 +176,8 @@ class _Parser:
             name = self.name_of(*spans[0])
             if name is not None:
                 symbol = self.name_symbol(*spans[0])
+                if symbol is None and isinstance(parts[0], Quantity) and isinstance(parts[0].value, self.sympy.Symbol):
+                    symbol = parts[0].value
                 return Assignment(name, parts[-1], symbol, tuple(parts[1:-1]))
             if len(parts) == 2:
                 return Equation(_plain_value(parts[0], "an equation"), _plain_value(parts[1], "an equation"))
@@ -597,7 +599,7 @@ class _Parser:
         if token.text == "i":
             return sympy.I
         following = self.peek()
-        if following is not None and following.kind == "punct" and following.text == "(" and not following.space_before:
+        if following is not None and following.kind == "punct" and following.text == "(":
             return self.application(token.text)
         return self.symbol(token.text)
 

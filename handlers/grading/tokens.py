@@ -55,11 +55,13 @@ _KEPT_NON_ASCII: Final = frozenset("€£¥¢₹")
 _DELIMITERS: Final = (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]"))
 _BOX: Final = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _INLINE_MATH: Final = re.compile(r"(?<!\\)\$\$?((?:[^$]|\\\$)*?)(?<!\\)\$\$?")
-_GROUPING: Final = re.compile(
-    r"(?<=\d)(?:" + "|".join(re.escape(mark) for mark in GROUPING_SEPARATORS) + r") ?(?=\d{3}(?!\d))"
-)
+_SEPARATOR: Final = "(?:" + "|".join(re.escape(mark) for mark in GROUPING_SEPARATORS) + ") ?"
+_GROUPED_DIGITS: Final = re.compile(rf"(?<![\d.])[1-9]\d{{0,2}}(?:{_SEPARATOR}\d{{3}})+(?![\d])")
+"""A number grouped in threes by LaTeX marks: the first group has 1-3 digits and no leading 0
+(``0{,}111`` is a decimal comma, never 111)."""
+_SEPARATOR_MARK: Final = re.compile(_SEPARATOR)
 _GROUPED_WHOLE: Final = re.compile(
-    r"(?P<head>\\\$|\$|[-+])?\s*(?P<number>\d{1,3}(?P<sep>,|\s)\d{3}(?:(?P=sep)\d{3})*(?:\.\d+)?)"
+    r"(?P<head>\\\$|\$|[-+])?\s*(?P<number>[1-9]\d{0,2}(?P<sep>,|\s)\d{3}(?:(?P=sep)\d{3})*(?:\.\d+)?)"
     r"(?P<tail>\s*(?:\\%|%|\$))?"
 )
 _PYTHON_POWER: Final = re.compile(r"\*\*")
@@ -98,7 +100,7 @@ def prepare(raw: str) -> Prepared:
     text = _WHITESPACE_RUN.sub(" ", text)
     text = _unwrap(text)
     text = _PYTHON_POWER.sub("^", text).replace("!=", r"\ne ").replace("<=", r"\le ").replace(">=", r"\ge ")
-    grouped = _GROUPING.sub("", text)
+    grouped = _GROUPED_DIGITS.sub(lambda match: _SEPARATOR_MARK.sub("", match.group()), text)
     if grouped != text:
         rewrites.append("digit grouping removed")
         text = grouped
