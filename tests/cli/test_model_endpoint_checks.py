@@ -1,0 +1,127 @@
+"""`solve` and `fork` check the model endpoint before submitting, and a run its model server
+failed is reported as not completed, never as a wrong answer (issue 31, item 2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.nats.server import free_port
+from tests.cli.engine_support import FakeModel, fake_model_server
+from tests.cli.support import DATASET, apollo
+
+pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(300)]
+
+NO_RETRIES = "models:\n  policy:\n    max_retries: 0\n"
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeModel]:
+    with fake_model_server() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A data dir with one finished scripted run to fork, and its id."""
+    if not DATASET.exists():
+        pytest.skip(f"{DATASET} is not here")
+    data = tmp_path_factory.mktemp("forks") / "data"
+    code, out, err = apollo(data, "solve", "--from-dataset", str(DATASET), "--json")
+    assert code == 0, err[-2000:]
+    return data, json.loads(out)["run_id"]
+
+
+def _nothing_listening() -> str:
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+def _errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("apollo: error:")]
+
+
+def _run_ids(data: Path) -> list[str]:
+    code, out, err = apollo(data, "runs", "--json")
+    assert code == 0, err[-2000:]
+    return [row["run_id"] for row in json.loads(out)]
+
+
+def test_solve_with_nothing_listening_at_the_model_url_says_refused_and_submits_nothing(tmp_path: Path) -> None:
+    url = _nothing_listening()
+    code, out, err = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5",
+                            "--model", "smollm2", "--model-url", url)
+    assert code == 1
+    assert "grade:" not in out
+    [error] = _errors(err)
+    assert error.startswith(f"apollo: error: model 'smollm2' at {url} is not reachable: "
+                            "cannot reach the model server: connection refused")
+    assert error.endswith("nothing was submitted (--no-probe skips this check)")
+    assert "imeout" not in error
+    assert _run_ids(tmp_path / "data") == []
+
+
+def test_solve_refuses_a_model_the_server_does_not_serve(model: FakeModel, tmp_path: Path) -> None:
+    code, out, err = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5",
+                            "--model", "smollm2", "--model-url", model.url)
+    assert code == 1
+    assert "grade:" not in out
+    assert _errors(err) == [f"apollo: error: model 'smollm2' at {model.url}: the server does not serve that model "
+                            "(it serves: fake-model); nothing was submitted (--no-probe skips this check)"]
+
+
+def test_solve_whose_model_server_fails_reports_the_run_not_completed_and_exits_1(tmp_path: Path) -> None:
+    """--no-probe and a refused connection: the run ends model_failed, which is no wrong answer."""
+    config = tmp_path / "no-retries.yaml"
+    config.write_text(NO_RETRIES)
+    code, out, err = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5", "--no-probe",
+                            "--model", "smollm2", "--model-url", _nothing_listening(), "--config", str(config))
+    assert code == 1, err[-2000:]
+    assert "wrong" not in out
+    assert "(could not be completed: model_failed)" in out
+    assert "grade:   none: the run could not be completed" in out
+    assert "reason:  policy model call failed (connection): cannot reach the model server: connection refused" in out
+
+    code, out, _ = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5", "--no-probe", "--json",
+                          "--model", "smollm2", "--model-url", _nothing_listening(), "--config", str(config))
+    assert code == 1
+    result = json.loads(out)
+    assert (result["incomplete"], result["done_reason"]) == (True, "model_failed")
+    assert "connection refused" in result["failure"]
+
+
+def test_fork_with_nothing_listening_at_the_model_url_makes_no_fork(parent: tuple[Path, str]) -> None:
+    data, run_id = parent
+    url = _nothing_listening()
+    runs = _run_ids(data)
+    code, out, err = apollo(data, "fork", run_id, "--at", "2", "--model", "smollm2", "--model-url", url)
+    assert code == 1
+    assert out == ""
+    [error] = _errors(err)
+    assert error.startswith(f"apollo: error: model 'smollm2' at {url} is not reachable: "
+                            "cannot reach the model server: connection refused")
+    assert error.endswith("no fork was made (--no-probe skips this check)")
+    assert _run_ids(data) == runs
+
+
+def test_fork_refuses_a_model_the_server_does_not_serve(parent: tuple[Path, str], model: FakeModel) -> None:
+    data, run_id = parent
+    code, _, err = apollo(data, "fork", run_id, "--at", "2", "--model", "smollm2", "--model-url", model.url)
+    assert code == 1
+    assert _errors(err) == [f"apollo: error: model 'smollm2' at {model.url}: the server does not serve that model "
+                            "(it serves: fake-model); no fork was made (--no-probe skips this check)"]
+
+
+def test_fork_whose_model_server_fails_reports_the_fork_not_completed_and_exits_1(parent: tuple[Path, str],
+                                                                                   tmp_path: Path) -> None:
+    data, run_id = parent
+    config = tmp_path / "no-retries.yaml"
+    config.write_text(NO_RETRIES)
+    code, out, err = apollo(data, "fork", run_id, "--at", "2", "--no-probe", "--model", "smollm2",
+                            "--model-url", _nothing_listening(), "--config", str(config))
+    assert code == 1, err[-2000:]
+    assert "wrong" not in out
+    assert "(could not be completed: model_failed)" in out
+    assert "connection refused" in out
