@@ -58,6 +58,16 @@ def ending_text(state: EpisodeState, mode: str, catalog: Catalog) -> str | None:
     return catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
 
 
+def current_extraction(state: EpisodeState, recorded: str, catalog: Catalog) -> str | None:
+    """The final answer today's extraction reads from the reply that ended the episode: which
+    box is the answer (a hedge, a box a reader never sees) is part of grading, so a regrade
+    reads the reply again rather than trusting the answer extracted when it was recorded."""
+    last = state.last()
+    if last is None or not last.response:
+        return recorded
+    return catalog.domain_of(state.run).extract(last.response, recorded)
+
+
 def graded_episode(history: Sequence[Event], graded: AnswerGraded) -> EpisodeState:
     """The episode ``graded`` closed, as it stood when graded (``history``: the run up to ``graded``)."""
     return episode_state(history, graded.episode)
@@ -74,7 +84,8 @@ def regrade_text(state: EpisodeState, graded: AnswerGraded, mode: str, catalog: 
     if graded.method in NO_ANSWER_METHODS or graded.ground_truth is None:
         return None
     if protocol_of(state.run) == APOLLO:
-        text = answer_block_text(state, graded.answer, mode) if graded.answer else None
+        answer = current_extraction(state, graded.answer, catalog) if graded.answer else None
+        text = answer_block_text(state, answer, mode) if answer else None
     else:
         text = ending_text(state, mode, catalog)
     return text if text and text.strip() else None

@@ -115,7 +115,8 @@ def grade_outcome(task: RegradeTask, new_score: float, status: Status, row: RunR
     graded = task.graded
     return GradeOutcome(
         run_id=task.run_id, episode=graded.episode, dataset=row.dataset, data_source=row.data_source,
-        answer=graded.answer, ground_truth=task.ground_truth, old_score=graded.score, new_score=new_score,
+        answer=task.answer if task.answer is not None else graded.answer, ground_truth=task.ground_truth,
+        old_score=graded.score, new_score=new_score,
         old_grader=graded.grader or graded.method, grader=task.grader, status=status,
         trained=[Trained(trainer=t.trainer, step=t.step, policy_version=t.policy_version,
                          trainer_version=t.trainer_version, reward=t.reward, role=t.role, episode=t.episode)

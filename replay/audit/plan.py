@@ -22,6 +22,7 @@ from events.run import ProblemSubmitted, RunStarted
 from handlers.catalog import Catalog, ExtensionMissing
 from handlers.context import derive_id
 from handlers.episode.graded_input import graded_episode, regrade_text, run_grader
+from handlers.episode.protocol import WHOLE_TEXT_GRADERS
 from handlers.ports import Grade
 from handlers.rewards import compute_reward
 from handlers.run_settings import RunSettingsError, run_settings_of
@@ -46,6 +47,8 @@ class RegradeTask(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     text: str | None
     """What the grader reads; ``None``: the grade had no answer (it stays 0, nothing is recorded)."""
+    answer: str | None = None
+    """The final answer as read today (today's extraction, see ``current_extraction``)."""
     metadata: dict[str, Any] = {}
     invalid_turns: int = 0
     steps: int = 0
@@ -110,7 +113,7 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
             return RunPlan(run_id=run_id, skipped=DOMAIN_MISSING, reason=str(exc))
         tasks.append(RegradeTask(
             run_id=run_id, graded=grade, ground_truth=grade.ground_truth or truth, grader=name, version=version,
-            text=text,
+            text=text, answer=_answer_read(text, grade, name),
             metadata=dict(state.problem.metadata) if state.problem else {}, invalid_turns=state.invalid_turns,
             steps=state.step, done=done.get((grade.event_id, name, version)),
         ))  # fmt: skip
@@ -118,6 +121,13 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
         return RunPlan(run_id=run_id, tasks=tasks, skipped=NO_ANSWER, reason="no answer to grade (its grade of 0 "
                        "stands)", settings=started.settings)
     return RunPlan(run_id=run_id, tasks=tasks, settings=started.settings)
+
+
+def _answer_read(text: str | None, graded: AnswerGraded, grader: str) -> str | None:
+    """The answer a regrade reads: the grader's input unless that is the whole reply text."""
+    if text is None or grader in WHOLE_TEXT_GRADERS or grader == "reference":
+        return graded.answer
+    return text
 
 
 def new_reward(plan: RunPlan, task: RegradeTask, score: float, catalog: Catalog) -> float | None:
@@ -141,8 +151,8 @@ def regraded_event(task: RegradeTask, grade: Grade, reward: float | None, now: d
     return AnswerRegraded(
         event_id=task.event_id, run_id=task.run_id, occurred_at=now, correlation_id=graded.correlation_id,
         regraded_id=graded.event_id, episode=graded.episode, role=graded.role, branch=graded.branch,
-        answer=graded.answer, ground_truth=task.ground_truth, old_score=graded.score,
-        old_grader=graded.grader or graded.method, old_grader_version=graded.grader_version,
+        answer=task.answer if task.answer is not None else graded.answer, ground_truth=task.ground_truth,
+        old_score=graded.score, old_grader=graded.grader or graded.method, old_grader_version=graded.grader_version,
         new_score=grade.score, reward=reward, grader=task.grader, grader_version=task.version,
         method=grade.method, detail=grade.detail,
     )

@@ -159,3 +159,22 @@ async def test_a_reference_protocol_regrade_hands_each_grader_what_it_would_have
         pool = ModeGrader()
         result, _ = await _regrade(list(episode.records), name, pool)
         assert [call[0] for call in pool.calls] == [text] and result.plan.skipped is None
+
+
+async def test_a_regrade_reads_the_reply_with_todays_extraction() -> None:
+    """A hedge recorded as its last box (how extraction read it before issue 30) is read again
+    from the reply, so the regrade sees both boxes and the flip report shows them."""
+    import msgspec
+
+    from events import AnswerGraded
+
+    records = await _reason_run(["<answer>\\boxed{41} \\quad (\\text{not } \\boxed{5})</answer>"])
+    as_once_recorded = [
+        msgspec.structs.replace(r, event=msgspec.structs.replace(r.event, answer="5"))
+        if isinstance(r.event, AnswerGraded) else r
+        for r in records
+    ]
+    result, after = await _regrade(as_once_recorded, "exact")
+    [regraded] = _regrades(after)
+    assert regraded.answer == "\\boxed{41} \\boxed{5}"
+    assert result.outcomes[0].answer == regraded.answer
