@@ -229,7 +229,8 @@ class Comparer:
             return reading.value
         if isinstance(reading, Relation) and reading.solution is not None:
             return reading.solution
-        if isinstance(reading, Collection) and reading.kind == "tuple" and reading.brackets == "()" and len(reading.items) == 2:
+        if isinstance(reading, Collection) and reading.kind == "tuple" and reading.brackets == "()" and (
+                len(reading.items) == 2):
             values = [item.value if isinstance(item, Quantity) and not item.units else None for item in reading.items]
             if None not in values:
                 return sympy.Interval.open(*values)

@@ -332,7 +332,8 @@ class _Parser:
         while self.at("cmd", *_SET_OPERATORS):
             op = self.take().text
             right = self.expression()
-            left = SetReading(_set_operation(self.sympy, op, _as_set(self.sympy, left), _as_set(self.sympy, right)), "set")
+            combined = _set_operation(self.sympy, op, _as_set(self.sympy, left), _as_set(self.sympy, right))
+            left = SetReading(combined, "set")
         return left
 
     def expression(self) -> Any:
@@ -389,10 +390,10 @@ class _Parser:
             token = self.peek()
             if token is None:
                 break
-            if token.kind == "cmd" and token.text in _PRODUCT_COMMANDS or token.kind == "punct" and token.text == "*":
+            if _is_operator(token, _PRODUCT_COMMANDS, "*"):
                 self.pos += 1
                 factors.append(self.value_power())
-            elif token.kind == "cmd" and token.text == "div" or token.kind == "punct" and token.text == "/":
+            elif _is_operator(token, frozenset({"div"}), "/"):
                 self.pos += 1
                 factors.append(sympy.Pow(self.value_power(), sympy.Integer(-1)))
             elif self.starts_factor(token):
@@ -401,7 +402,8 @@ class _Parser:
                     if mixed is not None:
                         factors[-1] = mixed
                         continue
-                    raise self.unreadable("a number written after another number or a letter (layout is not arithmetic)")
+                    msg = "a number written after another number or a letter (layout is not arithmetic)"
+                    raise self.unreadable(msg)
                 if token.layout_before and last_was_number and self.starts_number_like(token):
                     raise self.unreadable("layout between two numbers")
                 if last_was_number and token.kind == "cmd" and token.text in FRACTIONS:
@@ -431,7 +433,7 @@ class _Parser:
         if not denominator.isdigit() or int(token.text) >= int(denominator) or int(denominator) == 0:
             return None
         following = self.peek(3)
-        if following is not None and (self.starts_factor(following) or following.kind == "punct" and following.text in "^_!"):
+        if self.continues_factor(following):
             return None
         self.pos += 3
         self.notes.append("read as a mixed number")
@@ -455,11 +457,15 @@ class _Parser:
             getattr(top, "is_Integer", False) and getattr(bottom, "is_Integer", False)
             and 0 <= top < bottom
         )
-        if not proper or (following is not None and (self.starts_factor(following) or following.kind == "punct" and following.text in "^_!")):
+        if not proper or self.continues_factor(following):
             self.pos = saved
             return None
         self.notes.append("read as a mixed number")
         return sympy.Add(sympy.Integer(previous.text), sympy.Rational(int(top), int(bottom)))
+
+    def continues_factor(self, token: Token | None) -> bool:
+        """Whether ``token`` would join the factor before it (so a mixed number cannot end there)."""
+        return token is not None and (self.starts_factor(token) or (token.kind == "punct" and token.text in "^_!"))
 
     def starts_factor(self, token: Token) -> bool:
         if token.kind in ("num", "letter", "begin"):
@@ -486,7 +492,7 @@ class _Parser:
         if not self.at("punct", "^"):
             return base
         self.pos += 1
-        if self.at("degree") or self.at("punct", "{") and self.at("degree", offset=1):
+        if self.at("degree") or (self.at("punct", "{") and self.at("degree", offset=1)):
             braced = self.at("punct", "{")
             self.pos += 2 if braced else 1
             if braced:
@@ -688,10 +694,8 @@ class _Parser:
         if self.at("punct", "^"):
             self.pos += 1
             power = self.exponent()
-        if self.at("punct", "(") or self.at("punct", "{"):
-            argument = self.group_value()
-        else:
-            argument = self.bare_argument()
+        bracketed = self.at("punct", "(") or self.at("punct", "{")
+        argument = self.group_value() if bracketed else self.bare_argument()
         functions = {
             "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot, "sec": sympy.sec,
             "csc": sympy.csc, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
@@ -718,7 +722,9 @@ class _Parser:
         factors = [self.value_power()]
         while True:
             token = self.peek()
-            if token is None or token.kind not in ("letter", "cmd") or (token.kind == "cmd" and token.text not in GREEK | {"pi"}):
+            joins = token is not None and (
+                token.kind == "letter" or (token.kind == "cmd" and token.text in GREEK | {"pi"}))
+            if not joins:
                 break
             factors.append(self.value_power())
         return factors[0] if len(factors) == 1 else sympy.Mul(*factors)
@@ -833,20 +839,34 @@ def _bracket_reading(sympy: Any, opening: str, closing: str, items: list[Any]) -
             item = items[0]
             return item.value if isinstance(item, Quantity) and not item.units else item
         raise Unreadable(f"{opening}...{closing} around one value")
-    if len(items) == 2 and (opening, closing) != ("(", ")"):
-        if (opening, closing) == ("[", "]") or _interval_ends(items):
-            low, high = (_checked(_plain_value(item, "an interval")) for item in items)
-            if (low == -sympy.oo and opening == "[") or (high == sympy.oo and closing == "]"):
-                raise Unreadable("an interval closed at infinity")
-            with sympy.evaluate(True):
-                return SetReading(sympy.Interval(low, high, opening == "(", closing == ")"), "interval")
+    mixed = (opening, closing) != ("(", ")")
+    if len(items) == 2 and mixed and ((opening, closing) == ("[", "]") or _interval_ends(items)):
+        return _interval(sympy, opening, closing, items)
     if (opening, closing) not in (("(", ")"), ("[", "]")):
         raise Unreadable(f"{opening}...{closing} around {len(items)} values")
     return Collection("tuple", tuple(items), opening + closing)
 
 
+def _interval(sympy: Any, opening: str, closing: str, items: list[Any]) -> SetReading:
+    low, high = (_checked(_plain_value(item, "an interval")) for item in items)
+    if (low == -sympy.oo and opening == "[") or (high == sympy.oo and closing == "]"):
+        raise Unreadable("an interval closed at infinity")
+    with sympy.evaluate(True):
+        return SetReading(sympy.Interval(low, high, opening == "(", closing == ")"), "interval")
+
+
 def _interval_ends(items: list[Any]) -> bool:
-    return all(_is_value(item) or isinstance(item, Quantity) and not item.units for item in items)
+    return all(_is_value(item) or (isinstance(item, Quantity) and not item.units) for item in items)
+
+
+def _is_operator(token: Token, commands: frozenset[str], symbol: str) -> bool:
+    return (token.kind == "cmd" and token.text in commands) or (token.kind == "punct" and token.text == symbol)
+
+
+def _is_pair(reading: Any) -> bool:
+    """``(a, b)``: a pair, or an open interval."""
+    return isinstance(reading, Collection) and reading.kind == "tuple" and reading.brackets == "()" and (
+        len(reading.items) == 2)
 
 
 def _flattened(items: list[Any]) -> tuple[Any, ...]:
@@ -877,7 +897,7 @@ def _as_set(sympy: Any, reading: Any) -> Any:
 def _as_set_evaluated(sympy: Any, reading: Any) -> Any:
     if isinstance(reading, SetReading):
         return reading.value
-    if isinstance(reading, Collection) and reading.kind == "tuple" and reading.brackets == "()" and len(reading.items) == 2:
+    if _is_pair(reading):
         low, high = (_checked(_plain_value(item, "an interval")) for item in reading.items)
         return sympy.Interval.open(low, high)
     if isinstance(reading, Collection) and reading.kind == "set":
@@ -893,8 +913,10 @@ def _set_operation(sympy: Any, op: str, left: Any, right: Any) -> Any:
 
 def _relation(sympy: Any, ops: tuple[str, ...], parts: list[Any], names: tuple[str | None, ...]) -> Relation:
     """A relation; with one variable alone on one side, its solution set over the reals."""
-    values = tuple(part if not _is_value(part) and not isinstance(part, Quantity) else _checked(_plain_value(part, "a relation"))
-                   for part in parts)
+    values = tuple(
+        part if not _is_value(part) and not isinstance(part, Quantity) else _checked(_plain_value(part, "a relation"))
+        for part in parts
+    )
     with sympy.evaluate(True):
         variable, solution = _solution_set(sympy, ops, values, names)
     return Relation(ops, values, variable, solution)

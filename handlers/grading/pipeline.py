@@ -73,7 +73,8 @@ def _grade(answer: str, ground_truth: str, timeout_seconds: int, tolerance: floa
                 verdict = comparer.readings(pred, gold)
         except GradingTimeout:
             verdict = Verdict(False, f"not equal: undecided within {timeout_seconds} s")
-    detail = f"answer read as {pred.describe()}{_notes(pred_notes)}; ground truth read as {gold.describe()}{_notes(gold_notes)}; {verdict.how}"
+    detail = (f"answer read as {pred.describe()}{_notes(pred_notes)}; "
+              f"ground truth read as {gold.describe()}{_notes(gold_notes)}; {verdict.how}")
     return Grade(score=1.0 if verdict.equal else 0.0, method=METHOD, detail=detail)
 
 

@@ -121,7 +121,8 @@ class Assignment:
     kind: str = "assignment"
 
     def describe(self) -> str:
-        return f"{self.name} = {self.value.describe()}" if hasattr(self.value, "describe") else f"{self.name} = {show(self.value)}"
+        shown = self.value.describe() if hasattr(self.value, "describe") else show(self.value)
+        return f"{self.name} = {shown}"
 
 
 @dataclass(frozen=True)
