@@ -20,6 +20,7 @@ from typing import IO, Any, Final
 import msgspec
 
 from engine.errors import EngineError
+from handlers.grading.tokens import matching_brace
 from handlers.domains.choice import format_choices
 
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
@@ -189,21 +190,8 @@ def last_boxed_content(text: str) -> str | None:
 
 def _braced(text: str) -> str | None:
     """Inside of the group opened by ``text[0] == "{"``; escaped braces do not count."""
-    depth = 0
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[1:index]
-        index += 1
-    return None
+    end = matching_brace(text, 0)
+    return None if end is None else text[1:end]
 
 
 def _checked_file(path: Path) -> Path:

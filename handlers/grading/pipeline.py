@@ -130,8 +130,8 @@ def _settled(reading: Any, comparer: Comparer) -> Any:
     return reading
 
 
-def _check_values(reading: Any) -> None:
-    """The guards' bounds on every sympy value inside a reading, before anything evaluates it."""
+def _values_in(reading: Any) -> Iterator[Any]:
+    """Every value held anywhere inside a reading (its fields, items, parts)."""
     stack = [reading]
     while stack:
         item = stack.pop()
@@ -140,24 +140,24 @@ def _check_values(reading: Any) -> None:
         elif isinstance(item, tuple | list):
             stack.extend(item)
         elif hasattr(item, "free_symbols") or hasattr(item, "args"):
-            check_tree(item)
+            yield item
+
+
+def _check_values(reading: Any) -> None:
+    """The guards' bounds on every sympy value inside a reading, before anything evaluates it."""
+    for value in _values_in(reading):
+        check_tree(value)
 
 
 def _constants(reading: Any) -> tuple[str, ...]:
     import sympy
 
     found: list[str] = []
-    stack = [reading]
-    while stack:
-        item = stack.pop()
-        if is_dataclass(item):
-            stack.extend(getattr(item, field.name) for field in fields(item))
-        elif isinstance(item, tuple | list):
-            stack.extend(item)
-        elif isinstance(item, sympy.Basic):
-            if item.has(sympy.E):
+    for value in _values_in(reading):
+        if isinstance(value, sympy.Basic):
+            if value.has(sympy.E):
                 found.append("e read as Euler's number")
-            if item.has(sympy.I):
+            if value.has(sympy.I):
                 found.append("i read as the imaginary unit")
     return tuple(dict.fromkeys(found))
 
