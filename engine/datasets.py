@@ -20,8 +20,8 @@ from typing import IO, Any, Final
 import msgspec
 
 from engine.errors import EngineError
-from handlers.grading.tokens import matching_brace
 from handlers.domains.choice import format_choices
+from handlers.grading.tokens import matching_brace
 
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 """Longer JSONL lines are rejected without being decoded (no benchmark row is that big)."""
