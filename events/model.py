@@ -67,6 +67,8 @@ class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
     usage: TokenUsage | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    retried: list[str] = []
+    """Why each earlier attempt failed (a :data:`ModelFailureKind` each), oldest first."""
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None

@@ -24,6 +24,8 @@ class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
     usage: TokenUsage | None = None
     latency_ms: float = 0.0
     attempts: int = 1
+    retried: list[str] = []
+    """Why each earlier attempt failed (timeout, server_error...), oldest first."""
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None

@@ -1,8 +1,10 @@
 """An offline HTML timeline of one or more runs (inline CSS and JS, no external assets).
 
 Each run is a column; a fork sits next to its parent. Every event is an expandable row
-with its full payload (prompts, completions, tool output), and each policy step shows
-the projection states (episode, memory...) as they stood after it.
+numbered 1..n as `apollo show` numbers it (the stream sequence in its tooltip), with its
+full payload (prompts, completions, tool output); each policy step shows the projection
+states (episode, memory...) as they stood after it. Replies cut at ``max_tokens`` and
+retried calls carry a mark.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from events.policy import RolloutTrained
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
+from handlers.answer_text import shown_answer
 from handlers.projections.registry import Projection, projections
+from replay.call_marks import call_marks
 
 _STRING_CLIP = 400
 _LIST_CLIP = 12
@@ -46,6 +50,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;ma
 max-height:480px;overflow:auto}
 .msg{margin:4px 0}.role{font-weight:600}
 .state{background:#fffbe8}
+.mark{background:#fde2e1;color:#9b1c1c;border-radius:3px;padding:0 4px;margin-right:4px;font-size:11px}
 """
 
 _JS = """
@@ -59,7 +64,8 @@ function filterTags(text){const q=text.toLowerCase();
 def render_html(runs: Sequence[Sequence[Recorded]], *, title: str = "apollo timeline") -> str:
     """One page with a column per run (a list of runs, each a list of recorded events)."""
     registry = projections()
-    columns = "\n".join(_run_column(list(records), registry) for records in runs)
+    numbers = {(r.event.run_id, r.seq): n for records in runs for n, r in enumerate(records, 1)}
+    columns = "\n".join(_run_column(list(records), registry, numbers) for records in runs)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{_e(title)}</title><style>{_CSS}</style><script>{_JS}</script></head><body>"
@@ -71,39 +77,42 @@ def render_html(runs: Sequence[Sequence[Recorded]], *, title: str = "apollo time
     )
 
 
-def _run_column(records: list[Recorded], registry: dict[str, Projection]) -> str:
+def _run_column(records: list[Recorded], registry: dict[str, Projection], numbers: dict[tuple[str, int], int]) -> str:
     if not records:
         return "<section class='run'><h2>(empty run)</h2></section>"
     run_id = records[0].event.run_id
-    parts = [f"<section class='run' id='run-{_e(run_id)}'><h2>{_e(run_id)}</h2>", _run_meta(records)]
+    parts = [f"<section class='run' id='run-{_e(run_id)}'><h2>{_e(run_id)}</h2>", _run_meta(records, numbers)]
     states = {name: p.initial() for name, p in registry.items()}
     for index, record in enumerate(records):
         event = record.event
         states = {name: registry[name].evolve(state, event) for name, state in states.items()}
         if isinstance(event, ModelCallRequested) and event.role == "policy" and event.episode == "main":
             parts.append(f"<div class='step' data-step='{event.step}'>Step {event.step}</div>")
-        parts.append(_event_row(record))
+        parts.append(_event_row(record, index + 1))
         if _closes_step(records, index):
             parts.append(_state_block(states))
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _run_meta(records: list[Recorded]) -> str:
+def _run_meta(records: list[Recorded], numbers: dict[tuple[str, int], int]) -> str:
     first = records[0].event
     lines = []
     if isinstance(first, ProblemSubmitted):
         lines.append(f"question: {_e(_clip(first.question, 300))}")
         if first.parent_run_id:
+            number = numbers.get((first.parent_run_id, first.fork_seq or 0))
+            after = f"its event {number} (seq {first.fork_seq})" if number else f"seq {first.fork_seq}"
             lines.append(f"fork of <a href='#run-{_e(first.parent_run_id)}'>{_e(first.parent_run_id)}</a> "
-                         f"after seq {first.fork_seq}")
+                         f"after {after}")
     for record in records:
         if isinstance(record.event, RunStarted):
             model = record.event.settings.get("models", {}).get("policy", {}).get("model", "?")
             lines.append(f"policy model: {_e(str(model))}")
         elif isinstance(record.event, RunCompleted):
-            lines.append(f"completed: {_e(record.event.done_reason)}, answer {_e(repr(record.event.answer))}, "
-                         f"score {record.event.score}")
+            score = "ungraded" if record.event.score is None else f"score {record.event.score:g}"
+            lines.append(f"completed: {_e(record.event.done_reason)}, answer {_e(shown_answer(record.event.answer))}, "
+                         f"{score}")
         elif isinstance(record.event, RunFailed):
             lines.append(f"failed: {_e(record.event.reason)}")
     return f"<div class='meta'>{'<br>'.join(lines)} ({len(records)} events)</div>"
@@ -117,14 +126,16 @@ def _closes_step(records: list[Recorded], index: int) -> bool:
     return isinstance(nxt, ModelCallRequested) and nxt.role == "policy" and nxt.episode == "main"
 
 
-def _event_row(record: Recorded) -> str:
+def _event_row(record: Recorded, number: int) -> str:
     event = record.event
     tag = tag_of(type(event))
     area = tag.split(".")[0]
+    marks = "".join(f"<span class='mark'>{_e(mark)}</span>" for mark in call_marks(event))
     return (
-        f"<details class='event' data-tag='{_e(tag)}' data-seq='{record.seq}'><summary>"
-        f"<span class='seq'>{record.seq}</span><span class='tag t-{_e(area)}'>{_e(tag)}</span> "
-        f"{_e(_headline(event))}</summary>{_body(event)}</details>"
+        f"<details class='event' data-tag='{_e(tag)}' data-n='{number}' data-seq='{record.seq}'><summary>"
+        f"<span class='seq' title='stream sequence {record.seq}'>{number}</span>"
+        f"<span class='tag t-{_e(area)}'>{_e(tag)}</span> "
+        f"{marks}{_e(_headline(event))}</summary>{_body(event)}</details>"
     )
 
 
@@ -146,10 +157,10 @@ def _headline(event: Event) -> str:
             return f"{event.tool}: {_clip(event.error, 100)}"
         case AnswerGraded():
             by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
-            return f"answer {event.answer!r} score {event.score:g} ({by})"
+            return f"answer {shown_answer(event.answer)} score {event.score:g} ({by})"
         case AnswerRegraded():
-            return (f"answer {_clip(repr(event.answer), 100)} re-graded {event.old_score:g} -> {event.new_score:g} "
-                    f"by {event.grader} {event.grader_version}")
+            return (f"answer {_clip(shown_answer(event.answer), 100)} re-graded "
+                    f"{event.old_score:g} -> {event.new_score:g} by {event.grader} {event.grader_version}")
         case RolloutTrained():
             return f"trained by {event.trainer} at step {event.step} (policy version {event.policy_version})"
         case EpisodeEnded():

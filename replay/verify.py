@@ -17,7 +17,7 @@ re-decided at all: :class:`handlers.catalog.ExtensionMissing` names the missing 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from events.base import Event, tag_of
@@ -53,15 +53,20 @@ class Difference:
     tag: str | None
     fields: tuple[str, ...] = ()
     """Field-level lines ``path: recorded != replayed``."""
+    n: int = 0
+    """The differing event's number in its run (1..n, as `apollo show` numbers it; 0: unknown)."""
+    cause_n: int = 0
 
     def describe(self) -> str:
+        at = _place(self.n, self.seq)
         head = {
-            "payload": f"seq {self.seq}: {self.tag} {self.event_id} differs from what {self.handler} emits now",
-            "missing": f"seq {self.seq}: {self.handler} now emits {self.tag} {self.event_id}, which is not in the log",
-            "unexpected": f"seq {self.seq}: recorded {self.tag} {self.event_id} is no longer emitted by {self.handler}",
-            "crashed": f"seq {self.seq}: {self.handler} raised while replaying",
+            "payload": f"{at}: {self.tag} {self.event_id} differs from what {self.handler} emits now",
+            "missing": f"{at}: {self.handler} now emits {self.tag} {self.event_id}, which is not in the log",
+            "unexpected": f"{at}: recorded {self.tag} {self.event_id} is no longer emitted by {self.handler}",
+            "crashed": f"{at}: {self.handler} raised while replaying",
         }[self.kind]
-        lines = [head, f"  (answering {self.cause_tag} at seq {self.cause_seq}; recorded != replayed)"]
+        cause = _place(self.cause_n, self.cause_seq)
+        lines = [head, f"  (answering {self.cause_tag} at {cause}; recorded != replayed)"]
         lines.extend(f"  {line}" for line in self.fields)
         return "\n".join(lines)
 
@@ -143,6 +148,8 @@ async def verify_run(
         if deciders:
             differences.extend(_unexpected(record, caused.get(record.event.event_id, []), accounted, copied,
                                            deciders))
+    numbers = {record.seq: number for number, record in enumerate(records, 1)}
+    differences = [replace(d, n=numbers.get(d.seq, 0), cause_n=numbers.get(d.cause_seq, 0)) for d in differences]
     differences.sort(key=lambda d: (d.seq, d.cause_seq))
     first = differences[0] if differences else None
     result = ReplayResult(run_id, first is None, len(records), checked, first, tuple(differences))
@@ -227,6 +234,11 @@ def _difference(
         event_id=event.event_id if event is not None else None,
         tag=tag_of(type(event)) if event is not None else None, fields=fields,
     )
+
+
+def _place(number: int, seq: int) -> str:
+    """``event 7 (seq 1503)``: the run's own numbering first, the stream's beside it."""
+    return f"event {number} (seq {seq})" if number else f"seq {seq}"
 
 
 def _copied_prefix(records: Sequence[Recorded]) -> int:

@@ -1,8 +1,13 @@
-"""Human-readable lines for events (terminal timeline, `apollo solve` progress)."""
+"""Human-readable lines for events (terminal timeline, `apollo solve` progress).
+
+Every line numbers a run's events 1..n, the numbers `apollo fork --at` takes; the stream
+sequence (global across runs) is in `apollo show --json`.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from events.base import Event, tag_of
@@ -13,6 +18,8 @@ from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, Ro
 from events.record import Recorded
 from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
+from handlers.answer_text import shown_answer
+from replay.call_marks import call_marks
 
 
 def summary(event: Event, width: int = 100) -> str:
@@ -27,9 +34,11 @@ def summary(event: Event, width: int = 100) -> str:
         case ModelCallRequested():
             return f"{event.role} step {event.step}: asking {event.model} ({event.purpose})"
         case ModelResponded():
-            return f"{event.role} step {event.step}: replied in {event.latency_ms:.0f} ms: {_clip(event.text, width)}"
+            return (f"{event.role} step {event.step}: replied in {event.latency_ms:.0f} ms{_marked(event)}: "
+                    f"{_clip(event.text, width)}")
         case ModelCallFailed():
-            return f"{event.role} step {event.step}: model call failed ({event.kind}): {_clip(event.message, width)}"
+            return (f"{event.role} step {event.step}: model call failed ({event.kind}){_marked(event)}: "
+                    f"{_clip(event.message, width)}")
         case ActionParsed():
             validity = "valid" if event.valid else f"INVALID: {event.error}"
             tool = f" {event.tool}" if event.tool else ""
@@ -44,10 +53,11 @@ def summary(event: Event, width: int = 100) -> str:
             return f"step {event.step}: {event.tool} could not run: {_clip(event.error, width)}"
         case AnswerGraded():
             by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
-            return f"answer {event.answer!r}: score {event.score:g} by {by} ({event.done_reason})"
+            return f"answer {shown_answer(event.answer)}: score {event.score:g} by {by} ({event.done_reason})"
         case AnswerRegraded():
-            return (f"answer {_clip(repr(event.answer), width)} re-graded: {event.old_score:g} by {event.old_grader} "
-                    f"-> {event.new_score:g} by {event.grader} {event.grader_version}")
+            return (f"answer {_clip(shown_answer(event.answer), width)} re-graded: "
+                    f"{event.old_score:g} by {event.old_grader} -> {event.new_score:g} by {event.grader} "
+                    f"{event.grader_version}")
         case EpisodeEnded():
             counts = f"{event.steps} steps, {event.invalid_turns} invalid"
             return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
@@ -59,10 +69,11 @@ def summary(event: Event, width: int = 100) -> str:
         case RoundCompleted():
             branch = f" [{event.branch}]" if event.branch else ""
             verdict = "-" if event.majority is None else f"{event.majority} ({event.approvals}/{event.verifiers})"
-            answer = f"answer {event.answer!r}, verdict {verdict}, correct {event.correct}"
+            answer = f"answer {shown_answer(event.answer)}, verdict {verdict}, correct {event.correct}"
             return f"round {event.round}{branch} completed: {answer}"
         case RunCompleted():
-            return f"run completed: {event.done_reason}, answer {event.answer!r}, score {event.score}"
+            score = "ungraded" if event.score is None else f"score {event.score:g}"
+            return f"run completed: {event.done_reason}, answer {shown_answer(event.answer)}, {score}"
         case RunFailed():
             return f"run failed: {event.reason}"
         case EventRejected():
@@ -84,16 +95,36 @@ def summary(event: Event, width: int = 100) -> str:
     return tag_of(type(event))
 
 
-def timeline_line(record: Recorded, number: int | None = None, *, scoped: bool = False) -> str:
-    """One timeline line; ``number`` is the event's place in its run (1..n), else its stream sequence.
+def timeline_line(record: Recorded, number: int, *, scoped: bool = False) -> str:
+    """One `apollo show` line; ``number`` is the event's place in its run (1..n).
 
     ``scoped`` (evolve runs) adds the round and branch the event belongs to on every line.
     """
     event = record.event
     stamp = event.occurred_at.strftime("%H:%M:%S.%f")[:-3]
-    place = record.seq if number is None else number
     scope = f"{scope_label(event):<14} " if scoped else ""
-    return f"{place:>7}  {stamp}  {scope}{tag_of(type(event)):<22} {summary(event)}"
+    return f"{number:>7}  {stamp}  {scope}{tag_of(type(event)):<22} {summary(event)}"
+
+
+def progress_line(record: Recorded, number: int) -> str:
+    """One line of a run followed as it happens (`apollo solve`), numbered as `apollo show` numbers it."""
+    return f"  [{number:>4}] {tag_of(type(record.event)):<22} {summary(record.event, 120)}"
+
+
+def numbered_progress(emit: Callable[[str], None] | None = None) -> Callable[[Recorded], None]:
+    """A callback for each new event of one run, in order, printing its :func:`progress_line`."""
+    count = 0
+
+    def on_event(record: Recorded) -> None:
+        nonlocal count
+        count += 1
+        line = progress_line(record, count)
+        if emit is None:
+            print(line, flush=True)
+        else:
+            emit(line)
+
+    return on_event
 
 
 def scope_label(event: Any) -> str:
@@ -111,6 +142,11 @@ def scope_label(event: Any) -> str:
 
 _ROUND_EPISODE = re.compile(r"(?:^|:)r(\d+)\.")
 """Episode names of evolve rounds: ``[<branch>:]r<round>.<kind>[.<index>]`` (handlers/evolve/plan.py)."""
+
+
+def _marked(event: Event) -> str:
+    """`` [CUT OFF at max_tokens] [RETRIED x1 after timeout]`` for a call that did not go plainly."""
+    return "".join(f" [{mark}]" for mark in call_marks(event))
 
 
 def _clip(text: str, width: int) -> str:

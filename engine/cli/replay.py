@@ -172,7 +172,8 @@ def _print_verify(result: ReplayResult, *, as_json: bool, unreadable: Sequence[U
         first = result.first_difference
         print(json.dumps({"run_id": result.run_id, "ok": result.ok, "events": result.events,
                           "checked": result.checked, "first_difference": None if first is None else {
-                              "kind": first.kind, "seq": first.seq, "cause_seq": first.cause_seq,
+                              "kind": first.kind, "n": first.n, "seq": first.seq, "cause_n": first.cause_n,
+                              "cause_seq": first.cause_seq,
                               "handler": first.handler, "tag": first.tag, "fields": list(first.fields)},
                           "unreadable": [msgspec.to_builtins(found) for found in unreadable]}))
         return
@@ -337,6 +338,9 @@ def event_seq(records: Sequence[Recorded], number: int) -> int:
     if number > len(records):
         run_id = records[0].event.run_id
         msg = f"--at {number} is past the end of run {run_id}: it has {len(records)} events (1..{len(records)})"
+        same = next((n for n, record in enumerate(records, 1) if record.seq == number), None)
+        if same is not None:  # a stream sequence, as older `solve` output and the log show them
+            msg += f"; {number} is the stream sequence of its event {same}: use --at {same}"
         raise EngineError(msg)
     return records[number - 1].seq
 

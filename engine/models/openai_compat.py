@@ -110,6 +110,7 @@ class OpenAICompatClient:
         request = self._request(messages, params)
         started = time.perf_counter()
         attempts = 0
+        retried: list[str] = []  # recorded with the reply: a retry must not stay hidden
         while True:
             attempts += 1
             try:
@@ -120,10 +121,11 @@ class OpenAICompatClient:
                 failure = classify(exc)
                 if not failure.retryable or attempts > self.endpoint.max_retries:
                     raise ModelError(failure.kind, failure.message, attempts) from exc
+                retried.append(failure.kind)
                 await self._sleep(self._backoff(attempts, failure))
                 continue
             latency_ms = (time.perf_counter() - started) * 1000.0
-            return msgspec.structs.replace(reply, latency_ms=latency_ms, attempts=attempts)
+            return msgspec.structs.replace(reply, latency_ms=latency_ms, attempts=attempts, retried=retried)
 
     async def close(self) -> None:
         """Close the HTTP connections."""

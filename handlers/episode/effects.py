@@ -40,7 +40,7 @@ async def call_model(event: ModelCallRequested, ctx: HandlerContext) -> Sequence
         ctx.new(
             ModelResponded, RESULT, text=reply.text, model=reply.model,
             finish_reason=reply.finish_reason, usage=reply.usage, latency_ms=reply.latency_ms,
-            attempts=reply.attempts, prompt_token_ids=reply.prompt_token_ids,
+            attempts=reply.attempts, retried=reply.retried, prompt_token_ids=reply.prompt_token_ids,
             token_ids=reply.token_ids, logprobs=reply.logprobs, policy_version=reply.policy_version,
             **common,
         )

@@ -296,3 +296,13 @@ async def test_malformed_base_urls_fail_at_once_as_connection(base_url: str) -> 
         await client.complete(QUESTION, SamplingParams())
     await client.close()
     assert (caught.value.kind, caught.value.attempts) == ("connection", 1)
+
+
+
+async def test_a_retried_reply_records_why_each_earlier_attempt_failed(
+    server: FakeOpenAIServer, make_client: ClientFactory
+) -> None:
+    """Two failed attempts then a reply: ``retried`` names both failures, oldest first (shown on timelines)."""
+    server.plan("http_500", "http_429")
+    reply = await make_client().complete(QUESTION, SamplingParams())
+    assert reply.attempts == 3 and reply.retried == ["server_error", "rate_limit"]

@@ -22,7 +22,7 @@ def test_replay_verify_of_edited_history_exits_one_naming_the_seq(capsys) -> Non
     """An edited history fails with exit 1 and names the differing sequence and field."""
     assert main(["replay", "--file", str(HISTORIES / "edited_action_parsed.ndjson"), "--verify"]) == 1
     out = capsys.readouterr().out
-    assert "seq 5: action.parsed" in out and "action:" in out
+    assert "event 5 (seq 5): action.parsed" in out and "action:" in out
 
 
 def test_replay_rebuild_of_a_file_reports_each_projection(capsys) -> None:

@@ -1,0 +1,47 @@
+"""A reply cut at max_tokens and a call retried after a timeout are marked on the terminal and
+HTML timelines, not only in `--json` (issue 31, item 10)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.cli.engine_support import fake_model_server
+from tests.cli.support import apollo
+
+pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(300)]
+
+SHORT_AND_IMPATIENT = ("models:\n  policy:\n    timeout: 2\n    max_retries: 2\n    max_tokens: 40\n"
+                       "episode:\n  max_steps: 1\n")
+"""Attempts give up after 2 s, and every reply of the demo script is longer than 40 tokens."""
+
+
+def _plan(url: str, *faults: str) -> None:
+    body = json.dumps({"plan": list(faults)}).encode()
+    request = urllib.request.Request(url.removesuffix("/v1") + "/fake/plan", data=body, method="POST")  # noqa: S310
+    with urllib.request.urlopen(request, timeout=10):  # noqa: S310
+        pass
+
+
+def test_a_cut_off_and_retried_reply_is_marked_in_show_and_on_the_page(tmp_path: Path) -> None:
+    """The first attempt hangs (timeout, retried), the reply comes back cut: both marks, both timelines."""
+    config = tmp_path / "impatient.yaml"
+    config.write_text(SHORT_AND_IMPATIENT)
+    data = tmp_path / "data"
+    with fake_model_server() as model:
+        _plan(model.url, "hang")
+        apollo(data, "solve", "What is 2+3?", "--answer", "5", "--model", "fake-model", "--model-url", model.url,
+               "--config", str(config), "--no-probe", "--run-id", "solve-marks")
+    code, out, err = apollo(data, "show", "solve-marks")
+    assert code == 0, err[-2000:]
+    [reply] = [line for line in out.splitlines() if "model.responded" in line]
+    assert "[CUT OFF at max_tokens] [RETRIED x1 after timeout]" in reply
+    page = tmp_path / "t.html"
+    code, _, err = apollo(data, "show", "solve-marks", "--html", str(page))
+    assert code == 0, err[-2000:]
+    html = page.read_text()
+    assert "<span class='mark'>CUT OFF at max_tokens</span>" in html
+    assert "<span class='mark'>RETRIED x1 after timeout</span>" in html
