@@ -1,4 +1,4 @@
-"""Run lifecycle: submission, start, completion and failure."""
+"""Run lifecycle: submission, start, completion, failure and cancellation."""
 
 from __future__ import annotations
 
@@ -59,6 +59,15 @@ class RunFailed(Event, frozen=True, kw_only=True, tag="run.failed"):
     detail: str = ""
 
 
+class RunCancelled(Event, frozen=True, kw_only=True, tag="run.cancelled"):
+    """Someone ended the run before it finished (`apollo cancel`); workers do no more of its work."""
+
+    reason: str
+    """Why, in the canceller's words."""
+    by: str = ""
+    """Who asked: ``user@host`` of the process that cancelled it."""
+
+
 class EventRejected(Event, frozen=True, kw_only=True, tag="event.rejected"):
     """A message on a run subject could not be decoded; recorded instead of crashing."""
 
@@ -79,5 +88,5 @@ class HandlerFailed(Event, frozen=True, kw_only=True, tag="handler.failed"):
     deliveries: int
 
 
-RUN_ENDINGS = (RunCompleted, RunFailed)
+RUN_ENDINGS = (RunCompleted, RunFailed, RunCancelled)
 """Events that end a run: nothing routed follows them."""

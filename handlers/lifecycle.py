@@ -1,12 +1,13 @@
-"""Run lifecycle: a submission becomes a started run with its settings recorded."""
+"""Run lifecycle: a submission becomes a started run with its settings recorded; a
+cancelled run takes no further decisions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from events.base import Event
-from events.run import ProblemSubmitted, RunFailed, RunStarted
+from events.run import ProblemSubmitted, RunCancelled, RunFailed, RunStarted
 from handlers.context import HandlerContext
 
 KNOWN_WORKFLOWS = ("reason", "evolve")
@@ -29,3 +30,13 @@ async def start_run(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Ev
     except ValueError as exc:
         return [ctx.new(RunFailed, "result", reason=f"invalid config overrides: {exc}")]
     return [ctx.new(RunStarted, "result", workflow=event.workflow, settings=settings)]
+
+
+def run_cancelled(events: Iterable[Event]) -> bool:
+    """Whether ``events`` hold a cancellation.
+
+    Workers run no decider on an event whose history up to itself holds one, and replay
+    verification skips the same events, so a cancelled run still verifies. Effectors
+    also stop at a cancellation recorded after their event (no model call is worth it).
+    """
+    return any(isinstance(event, RunCancelled) for event in events)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from events.base import Event
@@ -85,8 +86,12 @@ async def plan_fork(
     overrides: Mapping[str, Any] | None = None,
     routes: Sequence[Route] = ROUTES,
     catalog: Catalog | None = None,
+    submitted_at: datetime | None = None,
 ) -> ForkPlan:
     """Work out the events and bookkeeping of a fork of ``parent`` after ``at_seq``.
+
+    ``submitted_at`` is when the fork is made: its submission's time (the copied events
+    keep theirs), so `apollo runs` lists the fork when it began, not when its parent did.
 
     Raises:
         ForkError: the parent is empty, has no submission, or ``at_seq`` precedes it.
@@ -113,7 +118,7 @@ async def plan_fork(
     copied_ids = {r.event.event_id for r in copied}
     frontier = [r for r in copied if _is_frontier(r, caused, copied_ids, routes)]
     frontier_ids = {r.event.event_id for r in frontier}
-    events = [_fork_root(root, run_id, at_seq, overrides, last=copied[-1], ids=ids)]
+    events = [_fork_root(root, run_id, at_seq, overrides, last=copied[-1], ids=ids, submitted_at=submitted_at)]
     events.extend(_rewrite(r.event, run_id, rename, overrides) for r in copied[1:])
     handled = [(route.name, ids[r.event.event_id]) for r in copied if r.event.event_id not in frontier_ids
                for route in routes_for(routes, type(r.event))]
@@ -202,7 +207,7 @@ def _is_frontier(record: Recorded, caused: Mapping[str, set[str]], copied: set[s
 
 
 def _fork_root(root: Recorded, run_id: str, at_seq: int, overrides: dict[str, Any], *, last: Recorded,
-               ids: Mapping[str, str]) -> ProblemSubmitted:
+               ids: Mapping[str, str], submitted_at: datetime | None) -> ProblemSubmitted:
     event = root.event
     assert isinstance(event, ProblemSubmitted)  # noqa: S101 - checked by _root
     fork = {"parent_run_id": event.run_id, "fork_seq": at_seq,
@@ -211,6 +216,8 @@ def _fork_root(root: Recorded, run_id: str, at_seq: int, overrides: dict[str, An
     data.update(event_id=run_id, run_id=run_id, correlation_id=None, causation_id=None,
                 parent_run_id=event.run_id, fork_seq=at_seq,
                 config=merge(event.config, overrides), metadata={**event.metadata, "fork": fork})
+    if submitted_at is not None:
+        data["occurred_at"] = submitted_at.isoformat()
     return _typed(data)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded
 from events.model import ModelCallFailed, ModelResponded
-from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.tool import ToolCallRequested, ToolReturned
 from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 
@@ -41,6 +41,8 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
                     score = event.score
             case RunFailed():
                 done_reason = "failed"
+            case RunCancelled():
+                done_reason = "cancelled"
     if problem is None:
         return None
     return SampleResult(
@@ -108,7 +110,7 @@ def _usage(events: list[Event]) -> dict[str, Any]:
     """Tokens and model time of every model call of the run, and its wall time."""
     replies = [e for e in events if isinstance(e, ModelResponded)]
     start = events[0].occurred_at
-    end = next((e.occurred_at for e in reversed(events) if isinstance(e, RunCompleted | RunFailed)), None)
+    end = next((e.occurred_at for e in reversed(events) if isinstance(e, RunCompleted | RunFailed | RunCancelled)), None)
     return {
         "model_calls": len(replies),
         "prompt_tokens": sum(e.usage.prompt_tokens for e in replies if e.usage),
@@ -121,6 +123,8 @@ def _usage(events: list[Event]) -> dict[str, Any]:
 def _status(events: list[Event]) -> str:
     if any(isinstance(e, RunFailed) for e in events):
         return "failed"
+    if any(isinstance(e, RunCancelled) for e in events):
+        return "cancelled"
     return "completed" if any(isinstance(e, RunCompleted) for e in events) else "unfinished"
 
 
@@ -129,5 +133,8 @@ def _failure(events: list[Event]) -> str | None:
     failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
     if failed is not None:
         return failed.reason
+    cancelled = next((e for e in events if isinstance(e, RunCancelled)), None)
+    if cancelled is not None:
+        return f"cancelled: {cancelled.reason}"
     call = next((e for e in reversed(events) if isinstance(e, ModelCallFailed)), None)
     return None if call is None else f"{call.kind}: {call.message}"

@@ -13,9 +13,9 @@ import msgspec
 
 from events.episode import AnswerGraded, EpisodeEnded
 from events.record import Recorded
-from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 
-STATUSES = ("completed", "failed", "running", "unreadable")
+STATUSES = ("completed", "failed", "cancelled", "running", "unreadable")
 """What `apollo runs --status` accepts."""
 
 
@@ -24,7 +24,7 @@ class RunRow(msgspec.Struct, kw_only=True):
 
     run_id: str
     started: str | None
-    """ISO time of the run's first event (UTC)."""
+    """ISO time the run was submitted (UTC); a fork's, not its parent's."""
     workflow: str
     model: str
     dataset: str
@@ -39,6 +39,8 @@ class RunRow(msgspec.Struct, kw_only=True):
     question: str
     unreadable: int
     parent_run_id: str | None = None
+    reason: str | None = None
+    """Why a failed or cancelled run ended (and who cancelled it)."""
 
 
 def run_row(run_id: str, records: Sequence[Recorded], unreadable: int = 0) -> RunRow:
@@ -46,19 +48,23 @@ def run_row(run_id: str, records: Sequence[Recorded], unreadable: int = 0) -> Ru
     submitted = next((r.event for r in records if isinstance(r.event, ProblemSubmitted)), None)
     started = next((r.event for r in records if isinstance(r.event, RunStarted)), None)
     status, score, answer, steps, ended_at = ("running" if records else "unreadable"), None, None, None, None
+    reason = None
     for record in records:
         event = record.event
         if isinstance(event, AnswerGraded) and event.episode == "main":
             score, answer = event.score, event.answer
         elif isinstance(event, EpisodeEnded) and event.episode == "main":
             steps = event.steps
-        elif isinstance(event, RunCompleted):
+        elif isinstance(event, RunCompleted) and ended_at is None:  # the first ending is the run's
             status, ended_at = "completed", event.occurred_at
             score = event.score if event.score is not None else score
             answer = event.answer if event.answer is not None else answer
-        elif isinstance(event, RunFailed):
-            status, ended_at = "failed", event.occurred_at
-    first_at = records[0].event.occurred_at if records else None
+        elif isinstance(event, RunFailed) and ended_at is None:
+            status, ended_at, reason = "failed", event.occurred_at, event.reason
+        elif isinstance(event, RunCancelled) and ended_at is None:
+            status, ended_at = "cancelled", event.occurred_at
+            reason = f"{event.reason} (by {event.by})" if event.by else event.reason
+    first_at = _submitted_at(records)
     workflow = started.workflow if started else (submitted.workflow if submitted else "?")
     return RunRow(
         run_id=run_id, started=first_at.isoformat() if first_at else None, workflow=workflow,
@@ -66,8 +72,30 @@ def run_row(run_id: str, records: Sequence[Recorded], unreadable: int = 0) -> Ru
         data_source=submitted.data_source if submitted else "?", status=status, score=score, answer=answer,
         duration_s=(ended_at - first_at).total_seconds() if ended_at and first_at else None,
         steps=steps, events=len(records), question=" ".join(submitted.question.split()) if submitted else "",
-        unreadable=unreadable, parent_run_id=submitted.parent_run_id if submitted else None,
+        unreadable=unreadable, parent_run_id=submitted.parent_run_id if submitted else None, reason=reason,
     )
+
+
+def _submitted_at(records: Sequence[Recorded]) -> datetime | None:
+    """When the run itself began: its first event, or for a fork its first event of its own.
+
+    A fork's copied prefix keeps the parent's times, and forks made before their submission
+    carried their own time copy the parent's submission time too: the first event after the
+    copied prefix (or a submission newer than it) is when the fork began.
+    """
+    if not records:
+        return None
+    root = records[0].event
+    fork = root.metadata.get("fork") if isinstance(root, ProblemSubmitted) else None
+    if not isinstance(fork, dict):
+        return root.occurred_at
+    last = fork.get("last_copied_id")
+    copied = next((n for n, r in enumerate(records) if r.event.event_id == last), 0)
+    prefix_end = max(r.event.occurred_at for r in records[: copied + 1])
+    if root.occurred_at >= prefix_end:
+        return root.occurred_at
+    own = [r.event.occurred_at for r in records[copied + 1 :]]
+    return min(own) if own else root.occurred_at
 
 
 def _policy_model(started: RunStarted | None, submitted: ProblemSubmitted | None) -> str:

@@ -22,7 +22,7 @@ from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.policy import RolloutTrained
 from events.record import Recorded
-from events.run import ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.answer_text import shown_answer
 from handlers.projections.registry import Projection, projections
@@ -115,6 +115,9 @@ def _run_meta(records: list[Recorded], numbers: dict[tuple[str, int], int]) -> s
                          f"{score}")
         elif isinstance(record.event, RunFailed):
             lines.append(f"failed: {_e(record.event.reason)}")
+        elif isinstance(record.event, RunCancelled):
+            by = f" by {record.event.by}" if record.event.by else ""
+            lines.append(f"cancelled{_e(by)}: {_e(record.event.reason)}")
     return f"<div class='meta'>{'<br>'.join(lines)} ({len(records)} events)</div>"
 
 
@@ -165,6 +168,8 @@ def _headline(event: Event) -> str:
             return f"trained by {event.trainer} at step {event.step} (policy version {event.policy_version})"
         case EpisodeEnded():
             return f"{event.done_reason}, reward {event.reward:g}"
+        case RunCancelled():
+            return f"cancelled: {_clip(event.reason, 100)}"
     return ""
 
 

@@ -26,6 +26,7 @@ from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
 from handlers.catalog import Catalog, builtin_catalog
 from handlers.context import HandlerContext, Services, derive_id
+from handlers.lifecycle import run_cancelled
 from handlers.routes import ROUTES, Route, routes_for
 from handlers.run_settings import run_settings_of
 from replay.diff import field_differences
@@ -129,6 +130,8 @@ async def verify_run(
     differences: list[Difference] = []
     checked = 0
     for index, record in enumerate(records):
+        if run_cancelled((record.event,)):
+            break  # workers decide nothing at or after a cancellation (handlers/lifecycle.py)
         deciders = [r for r in routes_for(routes, type(record.event)) if r.kind == "decide"]
         accounted = _effect_ids(record.event, routes)
         for route in deciders:

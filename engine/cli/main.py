@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.app.log_setup import configure_logging
 from engine.cli import (
+    cancel,
     dataset_run,
     doctor,
     export,
@@ -40,8 +41,8 @@ from engine.errors import EngineError
 from engine.runtime.signals import end_like_ctrl_c
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    serve, solve, runs, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, regrade, report, plugins,
-    train,
+    serve, solve, runs, cancel, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, regrade, report,
+    plugins, train,
 )
 """Where every `apollo` command is defined; to add one, write a module with ``register`` and list it."""
 

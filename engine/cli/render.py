@@ -16,7 +16,15 @@ from events.evolve import RoundCompleted
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded, RolloutTrained
 from events.record import Recorded
-from events.run import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.run import (
+    EventRejected,
+    HandlerFailed,
+    ProblemSubmitted,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+)
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.answer_text import shown_answer
 from replay.call_marks import call_marks
@@ -76,6 +84,9 @@ def summary(event: Event, width: int = 100) -> str:
             return f"run completed: {event.done_reason}, answer {shown_answer(event.answer)}, {score}"
         case RunFailed():
             return f"run failed: {event.reason}"
+        case RunCancelled():
+            by = f" by {event.by}" if event.by else ""
+            return f"run cancelled{by}: {_clip(event.reason, width)}"
         case EventRejected():
             return f"rejected message at seq {event.stream_seq}: {event.reason}"
         case HandlerFailed():

@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,7 @@ async def fork_run(event_log: EventLog, parent_run_id: str, *, at_seq: int, over
         raise EngineError(msg)
     try:
         plan = await plan_fork(parent, run_id=run_id or new_run_id("fork"), at_seq=at_seq, overrides=overrides,
-                               catalog=catalog)
+                               catalog=catalog, submitted_at=datetime.now(UTC))
     except (ReplayError, ValueError, LookupError) as exc:
         raise EngineError(str(exc)) from exc
     for route_name, event_id in plan.handled:

@@ -18,7 +18,7 @@ from events.codec import to_builtins
 from events.record import Recorded, Unreadable
 from events.run import RunStarted
 from handlers.evolve.round_accuracy import branch_summary
-from replay.run_table import RunFilter, render_table, run_row, select, to_jsonable
+from replay.run_table import STATUSES, RunFilter, render_table, run_row, select, to_jsonable
 from replay.timeline_html import render_html
 
 
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
     runs = subparsers.add_parser("runs", help="list recorded runs, newest first")
     runs.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     add_run_filter_arguments(runs)
-    runs.add_argument("--status", choices=["completed", "failed", "running", "unreadable"])
+    runs.add_argument("--status", choices=STATUSES)
     runs.add_argument("--limit", type=positive_int, help="only the newest N runs that match")
     runs.set_defaults(handler=_cmd_runs)
 

@@ -30,6 +30,7 @@ from events.record import Recorded
 from events.run import RUN_ENDINGS, EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
 from events.subjects import parse_subject, subject_for, subject_mismatch
 from handlers.context import HandlerContext, Services, derive_id
+from handlers.lifecycle import run_cancelled
 from handlers.routes import Route, routes_for
 
 log = structlog.get_logger("apollo.dispatcher")
@@ -206,7 +207,8 @@ class Dispatcher:
                     self.histories.begin(event.run_id, Recorded(delivery.seq, delivery.subject, event))
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
                 for route in routes:
-                    appended += await self._run_route(route, event, delivery, read)
+                    if not read.stops(route):
+                        appended += await self._run_route(route, event, delivery, read)
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return
@@ -286,6 +288,8 @@ class Dispatcher:
             if not cached or cached[-1].seq < record.seq:
                 continue  # the run left the cache meanwhile (it ended): the delivery decides
             read = _HistoryRead(cached, event, record.seq)
+            if read.cancelled:
+                continue
             for route in routes:
                 key = f"{route.name}.{event.event_id}"
                 settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
@@ -448,6 +452,19 @@ class _HistoryRead:
         if self._history is None:
             self._history = [r.event for r in self._records if r.seq <= self._seq]
         return self._history
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled at or before the event being handled: its deciders
+        stop there (replay verification applies the same rule to the same prefix)."""
+        return run_cancelled(self.history)
+
+    def stops(self, route: Route) -> bool:
+        """Whether a cancellation keeps ``route`` from running: a decider by the rule above,
+        an effect also by one recorded after its event (the call would be wasted)."""
+        if route.kind == "decide":
+            return self.cancelled
+        return run_cancelled(record.event for record in self._records)
 
     @property
     def caused(self) -> set[str]:

@@ -16,12 +16,12 @@ from typing import Any
 import structlog
 
 from events.codec import decode
-from events.run import RunCompleted, RunFailed, RunStarted
+from events.run import RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.subjects import RUN_PREFIX
 
 log = structlog.get_logger("apollo.up")
 
-SUBJECTS = tuple(f"{RUN_PREFIX}.*.{tag}" for tag in ("run.started", "run.completed", "run.failed"))
+SUBJECTS = tuple(f"{RUN_PREFIX}.*.{tag}" for tag in ("run.started", "run.completed", "run.failed", "run.cancelled"))
 REMEMBERED_RUNS = 100_000
 """Start times kept for durations; the oldest are forgotten first."""
 
@@ -59,12 +59,15 @@ class RunActivity:
                      model=policy.get("model", "?") if isinstance(policy, dict) else "?")
             if isinstance(models, dict):
                 self.endpoints_in(models, source=f"run {event.run_id}")
-        elif isinstance(event, RunCompleted | RunFailed):
+        elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
             began = self.started.pop(event.run_id, None)
             took = None if began is None else round(time.monotonic() - began, 3)
             if isinstance(event, RunCompleted):
                 log.info("run_finished", run_id=event.run_id, status="completed", score=event.score,
                          answer=event.answer, seconds=took)
+            elif isinstance(event, RunCancelled):
+                log.info("run_finished", run_id=event.run_id, status="cancelled", reason=event.reason, by=event.by,
+                         seconds=took)
             else:
                 log.info("run_finished", run_id=event.run_id, status="failed", reason=event.reason, seconds=took)
 

@@ -17,7 +17,7 @@ from engine.eventlog.memory import InMemoryEventLog
 from engine.plugins import load_plugins
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.tools.registry import ToolRegistry
-from events.run import RunCompleted, RunFailed
+from events.run import RUN_ENDINGS
 from handlers.context import Services
 from handlers.ports import Grade, ToolResult
 from handlers.routes import ROUTES
@@ -63,7 +63,7 @@ def services(settings: Settings, *, models: Any, tools: dict[str, Any] | None = 
 
 async def run_until_done(log: Any, svc: Services, run_ids: list[str], *, timeout: float = 30.0,
                          concurrency: int = 32) -> Dispatcher:
-    """Dispatch until every run completed or failed."""
+    """Dispatch until every run ended (completed, failed or cancelled)."""
     dispatcher = Dispatcher(log, ROUTES, svc, DispatcherSettings(pull_timeout=0.05, backoff_base=0.0,
                                                                   concurrency=concurrency))
     task = asyncio.create_task(dispatcher.run())
@@ -80,7 +80,7 @@ async def run_until_done(log: Any, svc: Services, run_ids: list[str], *, timeout
 
 
 async def _finished(log: Any, run_id: str) -> bool:
-    return any(isinstance(r.event, (RunCompleted, RunFailed)) for r in await log.read_run(run_id))
+    return any(isinstance(r.event, RUN_ENDINGS) for r in await log.read_run(run_id))
 
 
 def new_memory_log() -> InMemoryEventLog:

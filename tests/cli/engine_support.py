@@ -35,9 +35,10 @@ class FakeModel:
 
 
 @contextlib.contextmanager
-def fake_model_server() -> Iterator[FakeModel]:
-    process = subprocess.Popen([sys.executable, "-m", "engine.models.fake_server", "--script", str(DEMO)],  # noqa: S603
-                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
+def fake_model_server(*flags: str) -> Iterator[FakeModel]:
+    """The fake server as a process; ``flags`` are its own (``--latency-ms 5000``)."""
+    process = subprocess.Popen([sys.executable, "-m", "engine.models.fake_server", "--script", str(DEMO),  # noqa: S603
+                                *flags], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         yield FakeModel(process.stdout.readline().strip())
