@@ -97,7 +97,7 @@ def to_jsonable(report: StatsReport) -> dict[str, Any]:
 
 
 def render_stats(report: StatsReport) -> str:
-    """Avg@k and Pass@k with their intervals, one row per source, then the pass@j curves."""
+    """Avg@k and Pass@k with their intervals, one row per source, then pass@j for every j from 1 to k."""
     k = report.k
     level = f"{100 * report.confidence:g}% CI"
     headers = ["source", "problems", "samples", f"Avg@{k}", level, "SE", f"Pass@{k}", level]
@@ -114,9 +114,7 @@ def render_stats(report: StatsReport) -> str:
     lines += ["", "pass@k (unbiased estimator, Chen et al. 2021)"]
     label_width = max(len(name) for name, _ in named)
     for name, stats in named:
-        shown = _curve_points(k)
-        cells = "  ".join(f"@{j} {_pct(stats.pass_curve[j])}" for j in shown)
-        lines.append(f"  {name.ljust(label_width)}  {cells}")
+        lines += _curve_lines(name.ljust(label_width), stats.pass_curve, k)
     return "\n".join(lines)
 
 
@@ -173,10 +171,16 @@ def _standard_error(values: list[float]) -> float | None:
     return math.sqrt(variance / len(values))
 
 
-def _curve_points(k: int) -> list[int]:
-    """Powers of two up to k, and k itself: the whole curve is in ``--json``."""
-    points = [j for j in (2**e for e in range(k.bit_length())) if j <= k]
-    return [*points, k] if points[-1] != k else points
+CURVE_PER_LINE: Final = 8
+"""pass@j cells per printed line: K = 32 takes four aligned lines per source."""
+
+
+def _curve_lines(label: str, curve: dict[int, float], k: int) -> list[str]:
+    """Every pass@j from 1 to k, ``CURVE_PER_LINE`` to a line, columns aligned under the first line's."""
+    width = len(f"@{k} 100.00%")
+    cells = [f"@{j} {_pct(curve[j])}".rjust(width) for j in range(1, k + 1)]
+    chunks = [cells[i : i + CURVE_PER_LINE] for i in range(0, len(cells), CURVE_PER_LINE)]
+    return [f"  {label if n == 0 else ' ' * len(label)}  {'  '.join(chunk)}".rstrip() for n, chunk in enumerate(chunks)]
 
 
 def _mean(values: Sequence[float]) -> float:

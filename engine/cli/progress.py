@@ -1,4 +1,4 @@
-"""Progress lines: `apollo run` (runs done, rate, time left, running accuracy) and
+"""Progress lines: `apollo run` (runs done, rate in runs/min, time left, running accuracy) and
 `apollo rollouts` (groups ended and open, runs failed, rate).
 
 On a terminal the line is redrawn in place; otherwise (a log file, CI) a plain line is
@@ -83,7 +83,7 @@ class Progress:
         elapsed = self.clock() - self.started
         if self.done and elapsed > 0:
             rate = self.done / elapsed
-            parts.append(f"{rate:.2f} runs/s" if rate >= 0.1 else f"{60 * rate:.1f} runs/min")
+            parts.append(f"{60 * rate:.1f} runs/min")  # one unit for the whole run: the figures stay comparable
             parts.append(f"ETA {_clock(max(0, self.total - finished) / rate)}")
         if self.graded:
             parts.append(f"accuracy {self.correct / self.graded:.3f} ({self.correct}/{self.graded})")

@@ -34,13 +34,13 @@ def result(score: float | None, done_reason: str = "answer") -> SampleResult:
 
 
 def test_line_shows_rate_eta_and_running_accuracy() -> None:
-    """After 4 of 10 runs in 8 s: 0.50 runs/s, 12 s left, accuracy over the graded ones."""
+    """After 4 of 10 runs in 8 s: 30.0 runs/min, 12 s left, accuracy over the graded ones."""
     clock, out = FakeClock(), Pipe()
     progress = Progress(10, [], stream=out, clock=clock)
     clock.now += 8
     progress.advance([result(1.0), result(0.0), result(1.0), result(None, "model_failed")])
     line = progress.line()
-    assert "4/10 runs" in line and "0.50 runs/s" in line and "ETA 0:12" in line
+    assert "4/10 runs" in line and "30.0 runs/min" in line and "ETA 0:12" in line
     assert "accuracy 0.667 (2/3)" in line and "1 could not complete" in line
 
 
@@ -49,10 +49,10 @@ def test_resumed_runs_count_toward_accuracy_but_not_the_rate() -> None:
     clock, out = FakeClock(), Pipe()
     progress = Progress(4, [result(1.0), result(1.0)], stream=out, clock=clock)
     assert "resuming, 2/4 runs already finished" in out.getvalue()
-    assert "runs/s" not in progress.line() and "accuracy 1.000 (2/2)" in progress.line()
+    assert "runs/min" not in progress.line() and "accuracy 1.000 (2/2)" in progress.line()
     clock.now += 2
     progress.advance([result(0.0)])
-    assert "3/4 runs" in progress.line() and "0.50 runs/s" in progress.line() and "ETA 0:02" in progress.line()
+    assert "3/4 runs" in progress.line() and "30.0 runs/min" in progress.line() and "ETA 0:02" in progress.line()
 
 
 def test_without_a_terminal_a_line_every_few_seconds_not_one_per_run() -> None:
@@ -77,3 +77,17 @@ def test_on_a_terminal_the_line_is_redrawn_in_place() -> None:
     progress.close()
     text = out.getvalue()
     assert text.count("\r") == 4 and text.count("\n") == 1 and text.endswith("\n") and "2/2 runs" in text
+
+
+def test_the_rate_keeps_one_unit_as_the_run_slows_down() -> None:
+    """A rate that falls from 0.5 to below 0.1 runs/s is shown in runs/min throughout, never switching units."""
+    clock, out = FakeClock(), Pipe()
+    progress = Progress(100, [], stream=out, clock=clock)
+    clock.now += 2
+    progress.advance([result(1.0)])
+    fast = progress.line()
+    clock.now += 60
+    progress.advance([result(1.0)])
+    slow = progress.line()
+    assert "30.0 runs/min" in fast and "1.9 runs/min" in slow
+    assert "runs/s" not in fast + slow

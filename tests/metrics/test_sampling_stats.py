@@ -87,3 +87,13 @@ def test_failed_samples_are_counted_apart_from_wrong_answers() -> None:
     assert overall.accuracy == 0.5
     assert overall.avg_at_k == pytest.approx(0.25)
     assert "could not be completed" in render_table(compute_metrics(samples))
+
+
+def test_the_pass_curve_prints_every_k_eight_to_a_line() -> None:
+    """K = 4 prints @1 @2 @3 @4; K = 32 prints all 32 points on four lines, none left to --json alone."""
+    short = render_stats(sampling_stats(_grid({"A": [1, 0, 0, 1]})))
+    assert [f"@{j} " in short for j in range(1, 5)] == [True] * 4
+    marks = {str(p): [int(i < p % 9) for i in range(32)] for p in range(3)}
+    curve = render_stats(sampling_stats(_grid(marks))).split("pass@k (unbiased estimator")[1].splitlines()[1:]
+    assert len(curve) == 4 and all(line.count("@") == 8 for line in curve)
+    assert curve[0].split()[1] == "@1" and curve[-1].split()[-2] == "@32"
