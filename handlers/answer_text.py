@@ -1,4 +1,4 @@
-"""How an answer reads in a line of text: quoted as the model gave it, or ``no answer``.
+"""How an answer reads in a line of text: ``answer '18'``, or ``no answer`` when there was none.
 
 A Python ``None`` printed as an answer reads like a model that answered "None".
 """
@@ -6,6 +6,6 @@ A Python ``None`` printed as an answer reads like a model that answered "None".
 from __future__ import annotations
 
 
-def shown_answer(answer: str | None) -> str:
-    """``'18'`` for an answer, ``no answer`` when there was none."""
-    return "no answer" if answer is None else repr(answer)
+def answer_phrase(answer: str | None) -> str:
+    """``answer '18'`` for an answer (quoted as given), ``no answer`` when there was none."""
+    return "no answer" if answer is None else f"answer {answer!r}"

@@ -91,9 +91,9 @@ def _submitted_at(records: Sequence[Recorded]) -> datetime | None:
         return root.occurred_at
     last = fork.get("last_copied_id")
     copied = next((n for n, r in enumerate(records) if r.event.event_id == last), 0)
-    prefix_end = max(r.event.occurred_at for r in records[: copied + 1])
-    if root.occurred_at >= prefix_end:
-        return root.occurred_at
+    copied_times = [r.event.occurred_at for r in records[1 : copied + 1]]
+    if not copied_times or root.occurred_at > max(copied_times):
+        return root.occurred_at  # made after everything it copied: its own time
     own = [r.event.occurred_at for r in records[copied + 1 :]]
     return min(own) if own else root.occurred_at
 

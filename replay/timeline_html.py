@@ -24,7 +24,7 @@ from events.policy import RolloutTrained
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
-from handlers.answer_text import shown_answer
+from handlers.answer_text import answer_phrase
 from handlers.projections.registry import Projection, projections
 from replay.call_marks import call_marks
 
@@ -111,7 +111,7 @@ def _run_meta(records: list[Recorded], numbers: dict[tuple[str, int], int]) -> s
             lines.append(f"policy model: {_e(str(model))}")
         elif isinstance(record.event, RunCompleted):
             score = "ungraded" if record.event.score is None else f"score {record.event.score:g}"
-            lines.append(f"completed: {_e(record.event.done_reason)}, answer {_e(shown_answer(record.event.answer))}, "
+            lines.append(f"completed: {_e(record.event.done_reason)}, {_e(answer_phrase(record.event.answer))}, "
                          f"{score}")
         elif isinstance(record.event, RunFailed):
             lines.append(f"failed: {_e(record.event.reason)}")
@@ -160,9 +160,9 @@ def _headline(event: Event) -> str:
             return f"{event.tool}: {_clip(event.error, 100)}"
         case AnswerGraded():
             by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
-            return f"answer {shown_answer(event.answer)} score {event.score:g} ({by})"
+            return f"{answer_phrase(event.answer)} score {event.score:g} ({by})"
         case AnswerRegraded():
-            return (f"answer {_clip(shown_answer(event.answer), 100)} re-graded "
+            return (f"{_clip(answer_phrase(event.answer), 100)} re-graded "
                     f"{event.old_score:g} -> {event.new_score:g} by {event.grader} {event.grader_version}")
         case RolloutTrained():
             return f"trained by {event.trainer} at step {event.step} (policy version {event.policy_version})"

@@ -66,12 +66,15 @@ class Runtime:
             _clear_state(self.settings, self.server)
 
 
-async def open_runtime(settings: Settings, *, start_server: bool, manage_streams: bool = False) -> Runtime:
+async def open_runtime(settings: Settings, *, start_server: bool, manage_streams: bool = False,
+                       quiet: bool = False) -> Runtime:
     """Connect to the configured or running engine; start an embedded server if allowed.
 
     Only the engine (``manage_streams``, for `apollo up` and `apollo worker`) or a command
     that started its own server applies the stream definitions; clients that submit or
     read only look the stream up, so a failover cannot fail them on definitions.
+    ``quiet`` (commands that only read, or print their own line) logs the embedded
+    server's start at debug level: it is how they work, not news to their user.
 
     Raises:
         ConnectError: nothing to connect to and ``start_server`` is false, or NATS is
@@ -84,7 +87,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
         if not start_server:
             msg = "no apollo engine is running: start one with `apollo up` (or set APOLLO_NATS_URL)"
             raise ConnectError(msg)
-        server = start_embedded_server(settings)
+        server = start_embedded_server(settings, quiet=quiet)
         url = server.url
     try:
         event_log = await JetStreamEventLog.connect(
@@ -105,7 +108,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
     return Runtime(settings=settings, log=event_log, server=server)
 
 
-def start_embedded_server(settings: Settings) -> NatsServerProcess:
+def start_embedded_server(settings: Settings, *, quiet: bool = False) -> NatsServerProcess:
     """Start nats-server on a free loopback port over the persistent store dir.
 
     The server ends with this process however it ends (SIGKILL included): it gets
@@ -117,7 +120,7 @@ def start_embedded_server(settings: Settings) -> NatsServerProcess:
                                token=embedded_secret(data_dir, create=True), die_with_parent=True).start()
     write_state(data_dir, url=server.url, server_pid=server.process.pid if server.process else None,
                 store_dir=store)
-    log.info("embedded_server_started", url=server.url, store_dir=str(store))
+    (log.debug if quiet else log.info)("embedded_server_started", url=server.url, store_dir=str(store))
     return server
 
 

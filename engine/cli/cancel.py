@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 async def _cmd_cancel(args: argparse.Namespace, settings: Settings) -> int:
     reason = " ".join(args.reason.split()) or DEFAULT_REASON
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         run_id = await resolve_run_id(runtime.log, args.run_id)
         cancelled, ending = await cancel_run(runtime.log, run_id, reason=reason)

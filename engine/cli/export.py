@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.app.bootstrap import open_runtime
+from engine.cli.export_skips import skip_lines
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import pick_run_id
 from engine.errors import EngineError
@@ -103,7 +104,7 @@ REGRADES = (f"{RUN_PREFIX}.*.answer.graded", f"{RUN_PREFIX}.*.answer.regraded")
 async def _log_events(settings: Any, *, regraded: bool = False) -> tuple[list[Event], list[str]]:
     """Every sealed trajectory recorded in the event log with its run's submission and start
     (and with ``regraded``, every grade and regrade), plus one line per unreadable message."""
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     unreadable: list[Any] = []
     events: list[Event] = []
     try:
@@ -188,6 +189,6 @@ def run_export(args: argparse.Namespace, settings: Any = None) -> int:
         "unreadable_lines": len(errors),
     }
     print(json.dumps(summary))
-    for skipped in report.skipped:
-        print(f"apollo export: skipped {skipped['traj_uid']}: {skipped['reason']}", file=sys.stderr)
+    for line in skip_lines(report.skipped):
+        print(line, file=sys.stderr)
     return 0

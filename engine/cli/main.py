@@ -35,7 +35,9 @@ from engine.cli import (
     solve,
     train,
 )
+from engine.cli.closed_output import discard_output, flush_output, reader_gone
 from engine.cli.problem_args import fill_from_dataset
+from engine.cli.usage_errors import parse
 from engine.config.settings import Settings, load_settings
 from engine.errors import EngineError
 from engine.runtime.signals import end_like_ctrl_c
@@ -111,7 +113,7 @@ def settings_from_args(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if hasattr(args, "from_dataset") and not (args.question or args.from_dataset):
         parser.error(f"{args.command}: give a QUESTION or --from-dataset FILE")
     try:
@@ -122,7 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = _call_handler(args.handler, args, settings)
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
+        flush_output()
         return int(result or 0)
+    except BrokenPipeError as exc:
+        if not reader_gone():
+            print(f"apollo: error: {exc}", file=sys.stderr)
+            return 1
+        discard_output()
+        return 0
     except EngineError as exc:
         print(f"apollo: error: {exc}", file=sys.stderr)
         return 1

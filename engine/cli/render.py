@@ -26,7 +26,7 @@ from events.run import (
     RunStarted,
 )
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
-from handlers.answer_text import shown_answer
+from handlers.answer_text import answer_phrase
 from replay.call_marks import call_marks
 
 
@@ -61,9 +61,9 @@ def summary(event: Event, width: int = 100) -> str:
             return f"step {event.step}: {event.tool} could not run: {_clip(event.error, width)}"
         case AnswerGraded():
             by = f"{event.method} {event.grader_version}" if event.grader_version else event.method
-            return f"answer {shown_answer(event.answer)}: score {event.score:g} by {by} ({event.done_reason})"
+            return f"{answer_phrase(event.answer)}: score {event.score:g} by {by} ({event.done_reason})"
         case AnswerRegraded():
-            return (f"answer {_clip(shown_answer(event.answer), width)} re-graded: "
+            return (f"{_clip(answer_phrase(event.answer), width)} re-graded: "
                     f"{event.old_score:g} by {event.old_grader} -> {event.new_score:g} by {event.grader} "
                     f"{event.grader_version}")
         case EpisodeEnded():
@@ -77,11 +77,11 @@ def summary(event: Event, width: int = 100) -> str:
         case RoundCompleted():
             branch = f" [{event.branch}]" if event.branch else ""
             verdict = "-" if event.majority is None else f"{event.majority} ({event.approvals}/{event.verifiers})"
-            answer = f"answer {shown_answer(event.answer)}, verdict {verdict}, correct {event.correct}"
+            answer = f"{answer_phrase(event.answer)}, verdict {verdict}, correct {event.correct}"
             return f"round {event.round}{branch} completed: {answer}"
         case RunCompleted():
             score = "ungraded" if event.score is None else f"score {event.score:g}"
-            return f"run completed: {event.done_reason}, answer {shown_answer(event.answer)}, {score}"
+            return f"run completed: {event.done_reason}, {answer_phrase(event.answer)}, {score}"
         case RunFailed():
             return f"run failed: {event.reason}"
         case RunCancelled():

@@ -93,7 +93,7 @@ async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     if not (args.run_id or args.all):
         msg = "replay: give a RUN, --all or --file NDJSON"
         raise EngineError(msg)
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         if not args.all:
             skipped: list[Unreadable] = []
@@ -368,7 +368,7 @@ def _policy_model(records: list[Recorded]) -> str:
 
 
 async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         a = await run_events(runtime, await resolve_run_id(runtime.log, args.run_a))
         b = await run_events(runtime, await resolve_run_id(runtime.log, args.run_b))

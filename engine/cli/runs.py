@@ -47,7 +47,7 @@ async def _cmd_show(args: argparse.Namespace, settings: Settings) -> int:
 async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit: int | None = None,
                     as_json: bool = False) -> int:
     """Print the recorded runs newest first, narrowed by ``keep`` and ``limit``."""
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         rows = []
         for run_id in await runtime.log.run_ids():
@@ -77,7 +77,7 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     With ``html`` only the page is written; ``as_json`` prints JSON lines (``n`` is the
     number, ``seq`` the stream sequence a history file keeps).
     """
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     skipped: list[Unreadable] = []
     try:
         run_id = await resolve_run_id(runtime.log, run_id)

@@ -19,6 +19,7 @@ import yaml
 
 from engine.config.merge import deep_merge
 from engine.config.reference import translate
+from engine.config.validation_message import explain
 from engine.errors import ConfigError
 from handlers.episode.protocol import PROTOCOLS
 from handlers.run_settings import (
@@ -294,10 +295,14 @@ def _naming_variable(message: str, from_env: list[tuple[str, tuple[str, ...]]]) 
 def validate(raw: Mapping[str, Any]) -> Settings:
     """Convert a plain mapping into Settings, naming the offending key on error."""
     try:
-        return msgspec.convert(dict(raw), Settings, strict=False)
+        return _convert(raw)
     except msgspec.ValidationError as exc:
-        msg = f"invalid config: {exc}"
+        msg = f"invalid config: {explain(exc, raw, _convert)}"
         raise ConfigError(msg) from exc
+
+
+def _convert(raw: Mapping[str, Any]) -> Settings:
+    return msgspec.convert(dict(raw), Settings, strict=False)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

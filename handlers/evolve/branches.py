@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from events.base import Event
 from events.evolve import RoundCompleted
-from handlers.answer_text import shown_answer
+from handlers.answer_text import answer_phrase
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def render_branches(results: Sequence[BranchResult], chosen: str | None = None) 
         correct = "-" if r.correct is None else f"{r.correct:g}"
         verdict = "-" if r.verdict is None else str(r.verdict)
         lines.append(
-            f"branch {r.branch}: answer {shown_answer(r.answer)}, verdict {verdict}, correct {correct}, "
+            f"branch {r.branch}: {answer_phrase(r.answer)}, verdict {verdict}, correct {correct}, "
             f"rounds graded correct {rate} of {r.rounds}{mark}"
         )
     return lines

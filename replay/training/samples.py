@@ -28,6 +28,9 @@ INVALID_TURN_PENALTY: Final = 0.1
 """Subtracted from an invalid turn's reward (the reference's ``invalid_action_penalty_coef``)."""
 
 
+SEGMENT_SEPARATOR = "\n\n"
+"""Between the segments of a multi-turn response in its one-text form."""
+
 class Segment(msgspec.Struct, frozen=True, kw_only=True):
     """A stretch of response text; ``trained`` segments get loss mask 1."""
 
@@ -83,7 +86,9 @@ class Sample(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def response_text(self) -> str:
-        return "".join(s.text for s in self.response)
+        """The response as one text; a reply and the observation after it are kept apart by a
+        blank line (``messages`` keeps them as separate chat messages)."""
+        return SEGMENT_SEPARATOR.join(s.text for s in self.response)
 
 
 class Skipped(msgspec.Struct, frozen=True, kw_only=True):

@@ -26,22 +26,37 @@ def _plan(url: str, *faults: str) -> None:
         pass
 
 
-def test_a_cut_off_and_retried_reply_is_marked_in_show_and_on_the_page(tmp_path: Path) -> None:
-    """The first attempt hangs (timeout, retried), the reply comes back cut: both marks, both timelines."""
-    config = tmp_path / "impatient.yaml"
+@pytest.fixture(scope="module")
+def cut_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding ``solve-marks``: its first attempt hangs (timeout, retried), its reply comes back cut."""
+    folder = tmp_path_factory.mktemp("marks")
+    config = folder / "impatient.yaml"
     config.write_text(SHORT_AND_IMPATIENT)
-    data = tmp_path / "data"
+    data = folder / "data"
     with fake_model_server() as model:
         _plan(model.url, "hang")
         apollo(data, "solve", "What is 2+3?", "--answer", "5", "--model", "fake-model", "--model-url", model.url,
                "--config", str(config), "--no-probe", "--run-id", "solve-marks")
-    code, out, err = apollo(data, "show", "solve-marks")
+    return data
+
+
+def test_a_cut_off_and_retried_reply_is_marked_in_show_and_on_the_page(cut_run: Path, tmp_path: Path) -> None:
+    """Both marks on the reply's `apollo show` line and on its row of the HTML page."""
+    code, out, err = apollo(cut_run, "show", "solve-marks")
     assert code == 0, err[-2000:]
     [reply] = [line for line in out.splitlines() if "model.responded" in line]
     assert "[CUT OFF at max_tokens] [RETRIED x1 after timeout]" in reply
     page = tmp_path / "t.html"
-    code, _, err = apollo(data, "show", "solve-marks", "--html", str(page))
+    code, _, err = apollo(cut_run, "show", "solve-marks", "--html", str(page))
     assert code == 0, err[-2000:]
     html = page.read_text()
     assert "<span class='mark'>CUT OFF at max_tokens</span>" in html
     assert "<span class='mark'>RETRIED x1 after timeout</span>" in html
+
+
+def test_a_run_that_ended_without_an_answer_says_so_not_none(cut_run: Path) -> None:
+    """The cut reply held no answer: the run's last line reads `no answer`, never Python's None."""
+    code, out, err = apollo(cut_run, "show", "solve-marks")
+    assert code == 0, err[-2000:]
+    [ended] = [line for line in out.splitlines() if "run.completed" in line]
+    assert "no answer" in ended and "None" not in ended

@@ -90,7 +90,7 @@ def test_a_cancelled_run_still_verifies(tmp_path: Path) -> None:
 
 def test_a_fork_is_listed_from_when_it_was_made(two_runs: Path) -> None:
     """A fork made after its parent ended starts after that end, and its time is its own."""
-    code, out, err = apollo(two_runs, "fork", "solve-abc1", "--at", "3", "--run-id", "fork-when")
+    code, _, err = apollo(two_runs, "fork", "solve-abc1", "--at", "3", "--run-id", "fork-when")
     assert code == 0, err[-2000:]
     rows = _rows(two_runs)
     parent, fork = rows["solve-abc1"], rows["fork-when"]

@@ -40,7 +40,7 @@ def test_the_html_page_numbers_events_as_show_does(two_runs: Path, tmp_path: Pat
 
 def test_a_forks_page_names_the_parent_event_it_continues_by_its_number(two_runs: Path, tmp_path: Path) -> None:
     """`fork --at 3` then `show FORK --html`: the fork's column says it continues after event 3."""
-    code, out, err = _apollo(two_runs, "fork", "solve-abd2", "--at", "3", "--no-wait", "--run-id", "fork-numbers")
+    code, _, err = _apollo(two_runs, "fork", "solve-abd2", "--at", "3", "--no-wait", "--run-id", "fork-numbers")
     assert code == 0, err[-2000:]
     page = tmp_path / "fork.html"
     code, _, err = _apollo(two_runs, "show", "fork-numbers", "--html", str(page))

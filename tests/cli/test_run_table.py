@@ -123,3 +123,19 @@ def test_since_before_until_makes_the_window() -> None:
     args = argparse.Namespace(since=point_in_time("1d"), until=point_in_time("2h"))
     window = run_filter(args)
     assert (window.since, window.until) == (args.since, args.until)
+
+
+def test_a_fork_recorded_with_its_parents_submission_time_starts_at_its_first_own_event() -> None:
+    """Forks made before they carried their own time: their row starts when they first acted, not
+    when the parent began (a 12 s fork is not listed as 12 minutes long)."""
+    parent = _run("p-1", at=T0)
+    forked_at = T0 + timedelta(minutes=12)
+    root = msgspec.structs.replace(parent[0].event, run_id="f-1", event_id="f-1", parent_run_id="p-1", fork_seq=2,
+                                   metadata={"fork": {"last_copied_id": "copied"}})
+    copied = msgspec.structs.replace(parent[1].event, run_id="f-1", event_id="copied")
+    ended = RunCompleted(event_id="end", run_id="f-1", occurred_at=forked_at + timedelta(seconds=12),
+                         done_reason="answer", answer="5", score=1.0)
+    own = msgspec.structs.replace(copied, event_id="own", occurred_at=forked_at)
+    records = [Recorded(seq, "apollo.run.f-1.x", event) for seq, event in enumerate([root, copied, own, ended], 1)]
+    row = run_row("f-1", records)
+    assert row.started == forked_at.isoformat() and row.duration_s == 12.0
