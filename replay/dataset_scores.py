@@ -11,7 +11,8 @@ sample among its first k. "First" means lowest ``sample_index``. Samples that co
 not be completed (unfinished, or ended by a model-server or engine failure) count as
 incorrect there (they did not solve their problem) but are left out of ``accuracy``
 and ``mean_steps``, which describe completed samples; the table counts them in their
-own ``failed`` column, apart from ``wrong`` answers.
+own ``failed`` column, apart from ``wrong`` answers. With no completed sample there is
+no figure at all (None, printed ``n/a``): a run whose every call failed measured nothing.
 
 ``estimator="unbiased"`` replaces the first-k pass@k by the estimator of Chen et al.
 (2021, "Evaluating Large Language Models Trained on Code"): with n samples of which c
@@ -33,6 +34,9 @@ Estimator = Literal["first_k", "unbiased"]
 
 OVERALL: Final = "all"
 """Row label of the totals in :func:`render_table`."""
+
+NO_DATA: Final = "n/a"
+"""Printed for a figure with no sample behind it."""
 
 INCOMPLETE_REASONS: Final = frozenset({"model_failed", "failed"})
 """Done reasons of samples that could not be completed (the model server or the engine failed),
@@ -60,6 +64,7 @@ class SourceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     problems: int
     samples: int
     finished: int
+    """Samples completed (``could_not_complete`` is false): graded as correct or wrong."""
     wrong: int = 0
     """Samples that were completed and graded as not correct."""
     failed: int = 0
@@ -67,6 +72,7 @@ class SourceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     accuracy: float | None
     """Mean score over completed, graded samples."""
     avg_at_k: float | None
+    """None when no sample was completed (as is ``pass_at_k``)."""
     pass_at_k: float | None
     short_problems: int
     """Problems with fewer than k samples (their avg/pass use the samples they have)."""
@@ -168,9 +174,7 @@ def render_table(report: MetricsReport) -> str:
     lines += [_aligned(r, widths) for r in rows]
     if report.estimator == "unbiased":
         lines.append(f"pass@{k}: unbiased estimator (Chen et al. 2021) over all samples")
-    if report.overall.failed:
-        lines.append(f"note: {report.overall.failed} sample(s) could not be completed (model server or engine "
-                     f"failure); avg@{k} and pass@{k} count them as wrong")
+    lines += _missing_notes(report, k)
     if report.overall.short_problems:
         short = report.overall.short_problems
         lines.append(f"note: {short} problem(s) have fewer than {k} samples")
@@ -219,20 +223,20 @@ def _grouped(items: list[SampleResult]) -> dict[_Key, list[SampleResult]]:
 
 def _summary(groups: dict[_Key, list[SampleResult]], k: int, estimator: Estimator) -> SourceMetrics:
     samples = [s for group in groups.values() for s in group]
-    finished = [s for s in samples if s.finished]
-    completed = [s for s in finished if not could_not_complete(s)]
+    completed = [s for s in samples if not could_not_complete(s)]
     graded = [s.score for s in completed if s.score is not None and math.isfinite(s.score)]
     calls = sum(s.tool_calls for s in samples)
     successes = sum(s.tool_successes for s in samples)
+    measured = bool(k and completed)  # failures alone would read as a model scoring 0
     return SourceMetrics(
         problems=len(groups),
         samples=len(samples),
-        finished=len(finished),
+        finished=len(completed),
         wrong=sum(1 for s in samples if not is_correct(s) and not could_not_complete(s)),
         failed=sum(1 for s in samples if could_not_complete(s)),
         accuracy=_mean(graded),
-        avg_at_k=_mean([_mean_correct(g[:k]) for g in groups.values()]) if k else None,
-        pass_at_k=_mean([_pass(g, k, estimator) for g in groups.values()]) if k else None,
+        avg_at_k=_mean([_mean_correct(g[:k]) for g in groups.values()]) if measured else None,
+        pass_at_k=_mean([_pass(g, k, estimator) for g in groups.values()]) if measured else None,
         short_problems=sum(1 for g in groups.values() if len(g) < k),
         tool_calls=calls,
         tool_successes=successes,
@@ -263,15 +267,31 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def _row(name: str, m: SourceMetrics) -> list[str]:
     tool = _pct(m.tool_success_rate)
-    steps = "-" if m.mean_steps is None else f"{m.mean_steps:.2f}"
+    steps = NO_DATA if m.mean_steps is None else f"{m.mean_steps:.2f}"
     return [
         name, str(m.problems), str(m.samples), str(m.finished), str(m.wrong), str(m.failed), _pct(m.accuracy),
         _pct(m.avg_at_k), _pct(m.pass_at_k), tool, f"{m.tool_successes}/{m.tool_calls}", steps,
     ]  # fmt: skip
 
 
+def _missing_notes(report: MetricsReport, k: int | str) -> list[str]:
+    """What the figures leave out: failed samples, and sources (or all) with nothing completed."""
+    overall = report.overall
+    if not overall.failed:
+        return []
+    if not overall.finished:
+        return [f"note: no sample was completed ({overall.failed} could not be: the model server or the engine "
+                f"failed), so there is no accuracy, avg@{k} or pass@{k} (n/a)"]
+    lines = [f"note: {overall.failed} sample(s) could not be completed (model server or engine failure); "
+             f"avg@{k} and pass@{k} count them as wrong"]
+    empty = [name for name, m in report.by_source.items() if not m.finished]
+    if empty:
+        lines.append(f"note: no sample of {', '.join(empty)} was completed: n/a there")
+    return lines
+
+
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}%"
+    return NO_DATA if value is None else f"{100 * value:.2f}%"
 
 
 def _aligned(cells: list[str], widths: list[int]) -> str:

@@ -21,6 +21,7 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
     score: float | None = None
     done_reason, steps, finished = "running", 0, False
     tool_calls = tool_successes = 0
+    policy_steps = 0  # an evolve run has no main episode: its policy's steps over every round and branch
     for event in events:
         match event:
             case ProblemSubmitted():
@@ -34,6 +35,8 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
             case EpisodeEnded() if event.episode == "main":
                 steps = event.steps
                 done_reason = event.done_reason
+            case EpisodeEnded() if event.role == "policy":
+                policy_steps += event.steps
             case RunCompleted():
                 finished = True
                 done_reason = event.done_reason or done_reason
@@ -51,7 +54,7 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
         sample_index=problem.sample_index,
         score=score if finished else None,
         done_reason=done_reason,
-        steps=steps,
+        steps=steps or policy_steps,
         tool_calls=tool_calls,
         tool_successes=min(tool_successes, tool_calls),
         finished=finished,
@@ -110,7 +113,8 @@ def _usage(events: list[Event]) -> dict[str, Any]:
     """Tokens and model time of every model call of the run, and its wall time."""
     replies = [e for e in events if isinstance(e, ModelResponded)]
     start = events[0].occurred_at
-    end = next((e.occurred_at for e in reversed(events) if isinstance(e, RunCompleted | RunFailed | RunCancelled)), None)
+    endings = RunCompleted | RunFailed | RunCancelled
+    end = next((e.occurred_at for e in reversed(events) if isinstance(e, endings)), None)
     return {
         "model_calls": len(replies),
         "prompt_tokens": sum(e.usage.prompt_tokens for e in replies if e.usage),

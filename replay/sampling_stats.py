@@ -13,7 +13,8 @@ Avg@32 and Pass@32 on AIME, 30 problems each, where one problem moves a number b
   always print the same interval.
 
 A sample counts as correct by :func:`replay.dataset_scores.is_correct`; samples that could not be
-completed count as wrong here (the table next to this one counts them apart).
+completed count as wrong here (the table next to this one counts them apart). A source with no
+completed sample has no figures (None, printed ``n/a``): its failures measured nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Final
 
 import msgspec
 
-from replay.dataset_scores import OVERALL, SampleResult, is_correct, pass_at_k_unbiased
+from replay.dataset_scores import NO_DATA, OVERALL, SampleResult, could_not_complete, is_correct, pass_at_k_unbiased
 
 CONFIDENCE: Final = 0.95
 DEFAULT_RESAMPLES: Final = 2000
@@ -37,14 +38,15 @@ class SourceStats(msgspec.Struct, frozen=True, kw_only=True):
 
     problems: int
     samples: int
-    avg_at_k: float
+    avg_at_k: float | None
+    """None (as are the other figures) when no sample was completed."""
     avg_se: float | None
     """Standard error over problems (sample standard deviation / sqrt(problems)); None for one problem."""
-    avg_ci: tuple[float, float]
-    pass_at_k: float
-    pass_ci: tuple[float, float]
+    avg_ci: tuple[float, float] | None
+    pass_at_k: float | None
+    pass_ci: tuple[float, float] | None
     pass_curve: dict[int, float]
-    """Unbiased pass@j for every j from 1 to k."""
+    """Unbiased pass@j for every j from 1 to k (empty without a completed sample)."""
 
 
 class StatsReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,7 +73,8 @@ def sampling_stats(
     Raises:
         ValueError: no samples, k < 1, too few resamples, or a duplicate sample.
     """
-    groups = _correctness_by_problem(samples)
+    items = list(samples)
+    groups = _correctness_by_problem(items)
     if not groups:
         msg = "no samples to summarise"
         raise ValueError(msg)
@@ -82,11 +85,13 @@ def sampling_stats(
     if k < 1:
         msg = f"k must be >= 1, got {k}"
         raise ValueError(msg)
+    measured = {s.data_source for s in items if not could_not_complete(s)}
     by_source = {
-        source: _source_stats([m for (s, _), m in groups.items() if s == source], k, resamples, f"{seed}:{source}")
+        source: _source_stats([m for (s, _), m in groups.items() if s == source], k, resamples, f"{seed}:{source}",
+                              measured=source in measured)
         for source in sorted({source for source, _ in groups})
     }
-    overall = _source_stats(list(groups.values()), k, resamples, f"{seed}:{OVERALL}")
+    overall = _source_stats(list(groups.values()), k, resamples, f"{seed}:{OVERALL}", measured=bool(measured))
     return StatsReport(k=k, confidence=CONFIDENCE, resamples=resamples, seed=seed, overall=overall,
                        by_source=by_source)
 
@@ -104,8 +109,8 @@ def render_stats(report: StatsReport) -> str:
     named = list(report.by_source.items())
     if len(named) != 1:
         named.append((OVERALL, report.overall))
-    rows = [[name, str(s.problems), str(s.samples), _pct(s.avg_at_k), _interval(s.avg_ci),
-             "-" if s.avg_se is None else f"{100 * s.avg_se:.2f}", _pct(s.pass_at_k), _interval(s.pass_ci)]
+    rows = [[name, str(s.problems), str(s.samples), _pct(s.avg_at_k), _interval(s.avg_ci), _se(s),
+             _pct(s.pass_at_k), _interval(s.pass_ci)]
             for name, s in named]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     lines = [_aligned(headers, widths), "  ".join("-" * w for w in widths), *(_aligned(r, widths) for r in rows)]
@@ -129,7 +134,10 @@ def _correctness_by_problem(samples: Iterable[SampleResult]) -> dict[tuple[str, 
     return {key: [marks[i] for i in sorted(marks)] for key, marks in indexed.items()}
 
 
-def _source_stats(problems: list[list[bool]], k: int, resamples: int, seed: str) -> SourceStats:
+def _source_stats(problems: list[list[bool]], k: int, resamples: int, seed: str, *, measured: bool) -> SourceStats:
+    if not measured:
+        return SourceStats(problems=len(problems), samples=sum(map(len, problems)), avg_at_k=None, avg_se=None,
+                           avg_ci=None, pass_at_k=None, pass_ci=None, pass_curve={})
     avg = [sum(marks[:k]) / len(marks[:k]) for marks in problems]
     passed = [pass_at_k_unbiased(len(marks), sum(marks), k) for marks in problems]
     curve = {j: _mean([pass_at_k_unbiased(len(m), sum(m), j) for m in problems]) for j in range(1, k + 1)}
@@ -177,6 +185,8 @@ CURVE_PER_LINE: Final = 8
 
 def _curve_lines(label: str, curve: dict[int, float], k: int) -> list[str]:
     """Every pass@j from 1 to k, ``CURVE_PER_LINE`` to a line, columns aligned under the first line's."""
+    if not curve:
+        return [f"  {label}  {NO_DATA} (no completed sample)"]
     width = len(f"@{k} 100.00%")
     cells = [f"@{j} {_pct(curve[j])}".rjust(width) for j in range(1, k + 1)]
     chunks = [cells[i : i + CURVE_PER_LINE] for i in range(0, len(cells), CURVE_PER_LINE)]
@@ -187,12 +197,18 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.2f}%"
+def _pct(value: float | None) -> str:
+    return NO_DATA if value is None else f"{100 * value:.2f}%"
 
 
-def _interval(bounds: tuple[float, float]) -> str:
-    return f"[{100 * bounds[0]:.2f}, {100 * bounds[1]:.2f}]"
+def _se(stats: SourceStats) -> str:
+    if stats.avg_at_k is None:
+        return NO_DATA
+    return "-" if stats.avg_se is None else f"{100 * stats.avg_se:.2f}"
+
+
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return NO_DATA if bounds is None else f"[{100 * bounds[0]:.2f}, {100 * bounds[1]:.2f}]"
 
 
 def _aligned(cells: list[str], widths: list[int]) -> str:

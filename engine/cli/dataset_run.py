@@ -25,6 +25,8 @@ from engine.cli.argtypes import number, whole_number
 from engine.cli.commands import local_workers, submission, submit, warn_if_no_worker
 from engine.cli.problem_args import apply_model_flags
 from engine.cli.progress import Progress
+from engine.cli.results_file import write_results
+from engine.cli.run_header import default_results_path, header_lines, policy_fields
 from engine.cli.tracking import Trackers, flat_numbers, open_trackers, parse_kinds
 from engine.config.merge import deep_merge
 from engine.config.run_identity import other_digests, settings_digest
@@ -37,6 +39,7 @@ from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
 from handlers.evolve.round_accuracy import evolve_metrics, render, round_rows
 from replay.dataset_scores import compute_metrics, could_not_complete, render_table, to_jsonable
+from replay.failure_reasons import failure_reasons, render_reasons
 from replay.results import result_row, sample_result
 from replay.sampling_stats import render_stats, sampling_stats
 from replay.sampling_stats import to_jsonable as stats_jsonable
@@ -53,7 +56,8 @@ def register(subparsers: Any) -> None:
     run.add_argument("--concurrency", type=_positive,
                      help="runs in flight at once (default: evolve.problem_max_workers for evolve, else 16)")
     run.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
-    run.add_argument("--out", help="per-sample results JSONL (default: results/<dataset>-<workflow>.jsonl)")
+    run.add_argument("--out", help="per-sample results JSONL (default: "
+                                   "results/<dataset>-<workflow>-<model>-<settings digest>.jsonl)")
     run.add_argument("--model", help="policy model name (or scripted:FILE)")
     run.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
     run.add_argument("--max-steps", type=_positive, help="step budget of each episode")
@@ -109,7 +113,8 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         digest = settings_digest(settings_for_run(settings, run_config), workflow=args.workflow)
     except ValueError as exc:
         raise EngineError(str(exc)) from exc
-    out = Path(args.out or f"results/{load.name}-{args.workflow}.jsonl")
+    out = Path(args.out) if args.out else default_results_path(load.name, args.workflow,
+                                                               settings.model_for("policy").model, digest)
     trackers = open_trackers(out.with_name(out.stem + "-metrics.csv"), args.track, name=f"{name}-{digest}",
                              config={"dataset": load.name, "workflow": args.workflow, "samples": samples,
                                      "settings_digest": digest, **flat_numbers(run_config)})
@@ -141,7 +146,9 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         for job in jobs:
             if job.run_id not in histories:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]
-        return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs], trackers)
+        header = header_lines(settings, args.workflow, digest)
+        return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs], trackers,
+                       header, policy_fields(settings))
     finally:
         trackers.close()
         await runtime.close()
@@ -226,7 +233,7 @@ async def _plan(
 
     Finished attempts have their events read into ``histories``.
     """
-    finished = await _run_ids_with(runtime, "run.completed") | await _run_ids_with(runtime, "run.failed")
+    finished = await _ended_run_ids(runtime)
     jobs: list[_Job] = []
     retried: Counter[str] = Counter()
     for problem in load.problems:
@@ -312,7 +319,7 @@ async def _run_all(
                 ))
             open_runs.add(job.run_id)
         await asyncio.sleep(0.2)
-        finished = await _run_ids_with(runtime, "run.completed") | await _run_ids_with(runtime, "run.failed")
+        finished = await _ended_run_ids(runtime)
         newly = open_runs & finished
         open_runs -= newly
         progress.waiting_on(open_runs)
@@ -330,25 +337,28 @@ async def _run_all(
 
 def _report(
     args: argparse.Namespace, out: Path, digest: str, samples: int, histories: list[tuple[str, list[Event]]],
-    trackers: Trackers,
+    trackers: Trackers, header: list[str], policy: dict[str, Any],
 ) -> int:
     """Write the results file, print the tables; exit status 1 when a sample could not be completed."""
     rows = [result_row(run_id, events) for run_id, events in histories]
     results = [result for _, events in histories if (result := sample_result(events)) is not None]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    replaced = write_results(out, rows)
+    if replaced:
+        print(f"apollo run: {replaced}", file=sys.stderr)
     report = compute_metrics(results, k=samples)
     stats = sampling_stats(results, k=samples) if results else None
     evolved = _evolve_report(dict(histories), out) if args.workflow == "evolve" else None
     incomplete = [r for r in results if could_not_complete(r)] + [None] * (len(histories) - len(results))
+    reasons = failure_reasons(rows)
     trackers.log(len(histories), flat_numbers({"final": to_jsonable(report), "evolve": {
         key: (evolved or {}).get(key) for key in ("accuracy_by_round", "accuracy_by_branch")}}))
     if args.json:
         payload = {**to_jsonable(report), "sampling": stats_jsonable(stats) if stats else None,
-                   "settings_digest": digest, "incomplete": len(incomplete), "results": str(out)}
+                   "settings_digest": digest, "policy": policy, "incomplete": len(incomplete),
+                   "failures": [msgspec.to_builtins(reason) for reason in reasons], "results": str(out)}
         print(json.dumps({**payload, "evolve": evolved} if evolved else payload))
     else:
-        print(render_table(report))
+        print("\n".join([*header, "", render_table(report)]))
         if stats is not None:
             print(f"\n{render_stats(stats)}")
         if evolved:
@@ -356,10 +366,8 @@ def _report(
                   f"\nbranches: {out.with_name(out.stem + '-branches.jsonl')}")
         print(f"\nresults: {out}  ({len(rows)} runs, settings digest {digest})")
     if incomplete:
-        reasons = Counter(r.done_reason if r else "not submitted" for r in incomplete)
-        detail = ", ".join(f"{reason} {count}" for reason, count in reasons.most_common())
-        print(f"apollo run: {len(incomplete)} of {len(histories)} runs could not be completed ({detail}); "
-              "run the same command again to retry them", file=sys.stderr)
+        for line in render_reasons(reasons, len(histories)):
+            print(f"apollo run: {line}" if not line.startswith(" ") else line, file=sys.stderr)
         return 1
     return 0
 
@@ -373,6 +381,12 @@ def _evolve_report(histories: dict[str, Any], out: Path) -> dict[str, Any]:
     branches = out.with_name(out.stem + "-branches.jsonl")  # each branch's result per run, the chosen one marked
     branches.write_text("".join(json.dumps(row) + "\n" for row in metrics["branches"]))
     return metrics
+
+
+async def _ended_run_ids(runtime: Runtime) -> set[str]:
+    """Runs that completed, failed or were cancelled (``apollo cancel``): none of them goes on."""
+    return (await _run_ids_with(runtime, "run.completed") | await _run_ids_with(runtime, "run.failed")
+            | await _run_ids_with(runtime, "run.cancelled"))
 
 
 async def _run_ids_with(runtime: Runtime, tag: str) -> set[str]:
