@@ -308,6 +308,7 @@ READERS: dict[str, str] = {
     "worker.concurrency": "engine/app/bootstrap.py",
     "worker.max_deliveries": "engine/app/bootstrap.py",
     "worker.workers": "engine/cli/serve.py",
+    "grading.numeric_tolerance": "engine/app/bootstrap.py",
     "log.json": "engine/cli/main.py",
     "log.level": "engine/cli/main.py",
     "data_dir": "engine/config/settings.py",

@@ -28,6 +28,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final
 
+from engine.errors import EngineError
+
 Number = Fraction | complex
 
 
@@ -63,7 +65,7 @@ REL_TOL: Final = 1e-12
 """Values closer than this (relatively) are the same; further than 1e3 times this, different."""
 
 
-class Unreadable(ValueError):
+class Unreadable(EngineError, ValueError):
     """The text is outside the evaluator's grammar."""
 
 
