@@ -18,3 +18,11 @@ def apollo(data: Path, *args: str) -> tuple[int, str, str]:
     done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,  # noqa: S603
                           capture_output=True, text=True, timeout=100, check=False)
     return done.returncode, done.stdout, done.stderr
+
+
+def copy_of(data: Path, into: Path) -> Path:
+    """A copy of the data dir ``data`` (its event log included) that a test may add runs to,
+    leaving a session's shared runs as other tests expect them."""
+    import shutil
+
+    return Path(shutil.copytree(data, into / "data-copy", ignore=shutil.ignore_patterns("*.lock")))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.engine_support import FakeModel, fake_model_server, finished, running_engine
-from tests.cli.support import ROOT, apollo
+from tests.cli.support import ROOT, apollo, copy_of
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -88,8 +88,9 @@ def test_a_cancelled_run_still_verifies(tmp_path: Path) -> None:
     assert "deterministic" in out
 
 
-def test_a_fork_is_listed_from_when_it_was_made(two_runs: Path) -> None:
+def test_a_fork_is_listed_from_when_it_was_made(two_runs: Path, tmp_path: Path) -> None:
     """A fork made after its parent ended starts after that end, and its time is its own."""
+    two_runs = copy_of(two_runs, tmp_path)  # the fork stays out of the runs other tests list
     code, _, err = apollo(two_runs, "fork", "solve-abc1", "--at", "3", "--run-id", "fork-when")
     assert code == 0, err[-2000:]
     rows = _rows(two_runs)

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from engine.cli.render import numbered_progress
-from tests.cli.support import DATASET
+from tests.cli.support import DATASET, copy_of
 from tests.cli.support import apollo as _apollo
 from tests.replay.support import golden
 
@@ -40,6 +40,7 @@ def test_the_html_page_numbers_events_as_show_does(two_runs: Path, tmp_path: Pat
 
 def test_a_forks_page_names_the_parent_event_it_continues_by_its_number(two_runs: Path, tmp_path: Path) -> None:
     """`fork --at 3` then `show FORK --html`: the fork's column says it continues after event 3."""
+    two_runs = copy_of(two_runs, tmp_path)  # the fork stays out of the runs other tests list
     code, _, err = _apollo(two_runs, "fork", "solve-abd2", "--at", "3", "--no-wait", "--run-id", "fork-numbers")
     assert code == 0, err[-2000:]
     page = tmp_path / "fork.html"
