@@ -26,11 +26,9 @@ from engine.cli.problem_args import (
     config_overrides,
     problem_fields,
 )
-from engine.cli.render import summary
+from engine.cli.render import numbered_progress
 from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.settings import Settings
-from events.base import tag_of
-from events.record import Recorded
 
 
 def register(subparsers: Any) -> None:
@@ -87,7 +85,7 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             hint = asyncio.create_task(warn_if_no_worker(runtime, run_id, f"NATS at {engine_url}")) \
                 if engine_running else None
             try:
-                records = await watch_run(runtime, run_id, None if args.json else _print_step,
+                records = await watch_run(runtime, run_id, None if args.json else numbered_progress(),
                                           timeout=args.timeout)
             finally:
                 if hint is not None:
@@ -100,10 +98,6 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
     else:
         print_result(result)
     return 1 if result["incomplete"] else 0
-
-
-def _print_step(record: Recorded) -> None:
-    print(f"  [{record.seq:>5}] {tag_of(type(record.event)):<22} {summary(record.event, 120)}", flush=True)
 
 
 def print_result(result: dict[str, Any]) -> None:

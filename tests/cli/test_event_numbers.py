@@ -70,8 +70,6 @@ def test_progress_lines_count_the_runs_events_from_one() -> None:
     assert "problem.submitted" in lines[0]
 
 
-@pytest.mark.xfail(strict=True, reason="engine/cli/solve.py (another engineer's file) still prints stream "
-                   "sequences: its _print_step becomes engine.cli.render.numbered_progress()")
 def test_solve_streams_the_numbers_show_and_fork_take(tmp_path: Path) -> None:
     """A second solve over the same log streams [1]..[n], the numbers `show` prints, not stream sequences."""
     if not DATASET.exists():
