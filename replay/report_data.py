@@ -1,7 +1,9 @@
 """What `apollo report` plots, reduced from results rows, evolve round rows and training metrics.
 
 Inputs are the rows the engine already writes (``replay.results.result_row``, the evolve
-``round_rows``, a tracker's CSV rows), so a report can be made from the log or from files.
+``round_rows``, a tracker's CSV rows or the training demo's ``metrics.jsonl`` lines), so a
+report can be made from the log or from files. Accuracy is never pooled across models or
+settings: :mod:`replay.report_groups` scores each (model, settings digest) as `apollo run` does.
 """
 
 from __future__ import annotations
@@ -13,14 +15,7 @@ from typing import Any
 
 import msgspec
 
-
-class SourceAccuracy(msgspec.Struct, frozen=True):
-    """Accuracy on one data source with its standard error (binomial, over the samples)."""
-
-    source: str
-    samples: int
-    accuracy: float
-    stderr: float
+from replay.report_groups import GroupScore, group_scores
 
 
 class RunUse(msgspec.Struct, frozen=True):
@@ -39,7 +34,8 @@ class RoundScore(msgspec.Struct, frozen=True):
 
 
 class ReportData(msgspec.Struct, frozen=True):
-    sources: list[SourceAccuracy]
+    groups: list[GroupScore]
+    """Avg@k and Pass@k with their intervals per model, settings digest and data source."""
     scores: list[float]
     """The grade of every finished, graded sample."""
     runs: list[RunUse]
@@ -53,31 +49,23 @@ class ReportData(msgspec.Struct, frozen=True):
 def report_data(results: Iterable[Mapping[str, Any]], rounds: Iterable[Mapping[str, Any]] = (),
                 training: Iterable[Mapping[str, Any]] = ()) -> ReportData:
     """Reduce the rows; rows missing a field are counted where they can be and skipped elsewhere."""
-    graded: dict[str, list[float]] = defaultdict(list)
+    rows = list(results)
     scores: list[float] = []
     runs: list[RunUse] = []
     incomplete = 0
-    for row in results:
+    for row in rows:
         if row.get("completed") is False or row.get("status") == "not submitted":
             incomplete += 1
             continue
         score = row.get("score")
         if isinstance(score, int | float) and math.isfinite(score):
             scores.append(float(score))
-            graded[str(row.get("data_source") or "?")].append(1.0 if row.get("correct") else 0.0)
         if isinstance(row.get("steps"), int):
             runs.append(RunUse(str(row.get("run_id")), row["steps"], int(row.get("tool_calls") or 0)))
     return ReportData(
-        sources=[_accuracy(source, values) for source, values in sorted(graded.items())],
-        scores=scores, runs=runs, rounds=_round_scores(rounds), training=_reward_series(training),
-        incomplete=incomplete,
+        groups=group_scores(rows), scores=scores, runs=runs, rounds=_round_scores(rounds),
+        training=_reward_series(training), incomplete=incomplete,
     )
-
-
-def _accuracy(source: str, values: list[float]) -> SourceAccuracy:
-    n = len(values)
-    mean = sum(values) / n
-    return SourceAccuracy(source, n, mean, math.sqrt(mean * (1 - mean) / n) if n > 1 else 0.0)
 
 
 def _round_scores(rounds: Iterable[Mapping[str, Any]]) -> list[RoundScore]:

@@ -117,7 +117,9 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
                                                                settings.model_for("policy").model, digest)
     trackers = open_trackers(out.with_name(out.stem + "-metrics.csv"), args.track, name=f"{name}-{digest}",
                              config={"dataset": load.name, "workflow": args.workflow, "samples": samples,
-                                     "settings_digest": digest, **flat_numbers(run_config)})
+                                     "settings_digest": digest, **flat_numbers(run_config)}, resume=True)
+    for place in trackers.places:  # files the user did not name: say where they go
+        print(f"apollo run: tracking to {place}", file=sys.stderr)
     engine_url = settings.nats.url or running_engine_url(settings)
     engine_running = engine_url is not None
     if engine_running:

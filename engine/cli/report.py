@@ -2,7 +2,9 @@
 
 Runs come from the event log (ids, prefixes or the run filters), or from the results file
 `apollo run` writes (with its ``-rounds.jsonl`` beside it for evolve runs); training
-rewards come from a tracker's CSV (``--training``). The plots are drawn by matplotlib as
+rewards come from a tracker's CSV or the ``metrics.jsonl`` of `apollo train --demo`
+(``--training``). Accuracy is given per model and settings digest, with `apollo run`'s
+estimator and interval (:mod:`replay.report_groups`). The plots are drawn by matplotlib as
 inline SVG, so the page needs nothing from a network.
 """
 
@@ -39,7 +41,8 @@ def register(subparsers: Any) -> None:
     report.add_argument("runs", nargs="*", metavar="RUN", help="runs (ids or prefixes); default: every run that "
                                                                 "matches the filters")
     report.add_argument("--results", type=Path, metavar="FILE", help="a results JSONL of `apollo run` instead")
-    report.add_argument("--training", type=Path, metavar="CSV", help="a training metrics CSV (step, reward columns)")
+    report.add_argument("--training", type=Path, metavar="FILE",
+                        help="training metrics: a tracker's CSV or train --demo's metrics.jsonl (step and reward)")
     report.add_argument("--out", type=Path, default=Path("report.html"), help="page to write (default report.html)")
     add_run_filter_arguments(report)
     report.set_defaults(handler=_cmd_report)
@@ -52,7 +55,7 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         results = read_jsonl(args.results)
         beside = args.results.with_name(args.results.stem + "-rounds.jsonl")
         rounds = read_jsonl(beside) if beside.exists() else []
-    training = read_csv(args.training) if args.training else []
+    training = read_training(args.training) if args.training else []
     if args.runs or not (args.results or args.training):
         log_results, log_rounds = await _from_log(settings, args)
         results += log_results
@@ -72,7 +75,9 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as exc:
         msg = f"cannot write {args.out}: {exc.strerror or exc}"
         raise EngineError(msg) from exc
-    print(f"wrote {args.out} ({len(results)} runs, {len(data.training)} training series)", file=sys.stderr)
+    groups = len({(g.model, g.digest) for g in data.groups})
+    print(f"wrote {args.out} ({len(results)} runs in {groups} model/settings group(s), {len(data.training)} "
+          "training series)", file=sys.stderr)
     return 0
 
 
@@ -118,6 +123,17 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def read_training(path: Path) -> list[dict[str, Any]]:
+    """Training rows: JSON lines (``metrics.jsonl`` of `apollo train --demo`) or a tracker's CSV."""
+    if path.suffix == ".jsonl":
+        rows = read_jsonl(path)
+        if rows and not any("step" in row for row in rows):
+            msg = f"{path}: no 'step' field (fields: {', '.join(map(str, rows[0]))})"
+            raise EngineError(msg)
+        return rows
+    return read_csv(path)
+
+
 def read_csv(path: Path) -> list[dict[str, Any]]:
     """Rows of a metrics CSV with a ``step`` column (what the CSV tracker writes)."""
     try:
@@ -146,7 +162,8 @@ def render_report(data: ReportData, *, title: str = "apollo report") -> str:
     """A self-contained HTML page: a summary, then one figure per plot that has data."""
     plt = _pyplot()
     sections = [
-        ("accuracy", "Accuracy per source (error bars: one standard error)", _accuracy_plot if data.sources else None),
+        ("accuracy", "Avg@k per model, settings digest and source (error bars: 95% bootstrap interval over "
+                     "problems)", _accuracy_plot if _measured(data) else None),
         ("scores", "Score distribution", _score_plot if data.scores else None),
         ("usage", "Steps and tool calls per run", _usage_plot if data.runs else None),
         ("rounds", "Evolve score per round and branch", _rounds_plot if data.rounds else None),
@@ -171,7 +188,9 @@ def render_report(data: ReportData, *, title: str = "apollo report") -> str:
 
 _STYLE = ("body{font-family:sans-serif;margin:2em;max-width:60em}section{margin:2em 0}"
           "table{border-collapse:collapse}td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:right}"
-          "figure{margin:0}svg{max-width:100%;height:auto}.empty p{color:#888}")
+          "figure{margin:0}svg{max-width:100%;height:auto}.empty p{color:#888}"
+          ".groups{font-size:.85em}.groups td{white-space:nowrap}"
+          ".groups td:nth-child(-n+3),.groups th:nth-child(-n+3){text-align:left}")
 
 
 def _pyplot() -> Any:
@@ -193,23 +212,56 @@ def _svg(figure: Any) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG sits inline in the page
 
 
+SUMMARY_COLUMNS = ("model", "settings digest", "source", "problems", "samples", "finished", "failed", "Avg@k",
+                   "95% CI", "SE", "Pass@k", "95% CI")
+
+
 def _summary(data: ReportData) -> str:
-    rows = "".join(f"<tr><td style='text-align:left'>{html.escape(s.source)}</td><td>{s.samples}</td>"
-                   f"<td>{s.accuracy:.3f}</td><td>± {s.stderr:.3f}</td></tr>" for s in data.sources)
-    incomplete = f"<p>{data.incomplete} sample(s) could not be completed and are left out.</p>" if data.incomplete \
-        else ""
-    return ("<table><tr><th style='text-align:left'>source</th><th>samples</th><th>accuracy</th><th>SE</th></tr>"
-            f"{rows}</table>{incomplete}")
+    """One row per model, settings digest and source: `apollo run`'s figures, ``n/a`` without a completed sample."""
+    cells = [[g.model, g.digest, g.source, str(g.problems), str(g.samples), str(g.finished), str(g.failed),
+              f"{_pct(g.avg_at_k)} (k={g.k})", _interval(g.avg_ci),
+              "n/a" if g.avg_at_k is None else "-" if g.avg_se is None else f"{100 * g.avg_se:.2f}",
+              _pct(g.pass_at_k), _interval(g.pass_ci)] for g in data.groups]
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in SUMMARY_COLUMNS)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in cells)
+    incomplete = (f"<p>{data.incomplete} sample(s) could not be completed: Avg@k and Pass@k count them as wrong, "
+                  "and a group with none completed has no figure (n/a).</p>") if data.incomplete else ""
+    note = ("<p>SE over problems, in points; CI: percentile bootstrap over problems, 2000 resamples, seed 0 "
+            "(as <code>apollo run</code> prints them). Runs started one by one (solve, submit, fork) record no "
+            "settings digest and are grouped per model as single runs.</p>")
+    return f"<table class='groups'><tr>{head}</tr>{rows}</table>{incomplete}{note}"
+
+
+def _short_model(model: str) -> str:
+    """``Qwen/Qwen2.5-7B`` -> ``Qwen2.5-7B``; ``scripted:examples/scripted/demo.json`` -> ``scripted:demo.json``."""
+    prefix = "scripted:" if model.startswith("scripted:") else ""
+    return prefix + model.removeprefix(prefix).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _measured(data: ReportData) -> bool:
+    return any(g.avg_at_k is not None for g in data.groups)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return "n/a" if bounds is None else f"[{100 * bounds[0]:.2f}, {100 * bounds[1]:.2f}]"
 
 
 def _accuracy_plot(axes: Any, data: ReportData) -> None:
-    names = [s.source for s in data.sources]
-    axes.bar(names, [s.accuracy for s in data.sources], yerr=[s.stderr for s in data.sources], capsize=4,
-             color="tab:blue")
+    shown = [g for g in data.groups if g.avg_at_k is not None and g.avg_ci is not None]
+    means = [g.avg_at_k or 0.0 for g in shown]
+    below = [mean - g.avg_ci[0] for mean, g in zip(means, shown, strict=True) if g.avg_ci]
+    above = [g.avg_ci[1] - mean for mean, g in zip(means, shown, strict=True) if g.avg_ci]
+    axes.bar(range(len(shown)), means, yerr=[below, above], capsize=4, color="tab:blue")
+    labels = [f"{_short_model(g.model)}\n{g.digest}\n{g.source}" for g in shown]
+    axes.set_xticks(range(len(shown)), labels, fontsize=7)
     axes.set_ylim(0, 1)
-    axes.set_ylabel("accuracy")
-    for index, source in enumerate(data.sources):
-        axes.annotate(f"n={source.samples}", (index, 0.02), ha="center", fontsize=8)
+    axes.set_ylabel("Avg@k")
+    for index, group in enumerate(shown):
+        axes.annotate(f"k={group.k}, {group.problems} problems", (index, 0.02), ha="center", fontsize=7)
 
 
 def _score_plot(axes: Any, data: ReportData) -> None:

@@ -8,7 +8,9 @@ asking for one that is not installed is a one-line error before anything runs.
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,9 +79,14 @@ class TensorBoardTracker:
 
 
 class WandbTracker:
-    """A Weights & Biases run in offline mode under ``directory`` (`wandb sync` uploads it later)."""
+    """A Weights & Biases run in offline mode under ``directory`` (`wandb sync` uploads it later).
 
-    def __init__(self, directory: Path, *, project: str, name: str, config: Mapping[str, Any]) -> None:
+    With ``resume``, the run id derives from ``name``: a resumed dataset run logs into the run it
+    started (each invocation writes its own offline folder with that id) instead of a new one.
+    """
+
+    def __init__(self, directory: Path, *, project: str, name: str, config: Mapping[str, Any],
+                 resume: bool = False) -> None:
         try:
             import wandb
         except ImportError as exc:
@@ -87,8 +94,9 @@ class WandbTracker:
             raise EngineError(msg) from exc
         directory.mkdir(parents=True, exist_ok=True)
         quiet = wandb.Settings(console="off", silent=True)  # the command's own output stays its own
+        same_run = {"id": wandb_run_id(name), "resume": "allow"} if resume else {}
         self.run = wandb.init(mode="offline", dir=str(directory), project=project, name=name, config=dict(config),
-                              reinit="create_new", settings=quiet)
+                              reinit="create_new", settings=quiet, **same_run)
 
     def log(self, step: int, metrics: Mapping[str, float]) -> None:
         self.run.log(dict(metrics), step=step)
@@ -100,9 +108,11 @@ class WandbTracker:
 class Trackers:
     """The CSV tracker and any others asked for, logged to together."""
 
-    def __init__(self, trackers: Sequence[Tracker]) -> None:
+    def __init__(self, trackers: Sequence[Tracker], places: Sequence[str] = ()) -> None:
         self.trackers = list(trackers)
         self.last_step = -1
+        self.places = list(places)
+        """Where the trackers besides the CSV write (``tensorboard: DIR``...), for the command to say."""
 
     def log(self, step: int, metrics: Mapping[str, Any]) -> None:
         """Log the finite numbers among ``metrics`` (others are dropped); steps never go back."""
@@ -133,16 +143,31 @@ def parse_kinds(text: str) -> list[str]:
 
 
 def open_trackers(csv_path: Path, kinds: Sequence[str] = (), *, directory: Path | None = None,
-                  name: str = "apollo", config: Mapping[str, Any] | None = None) -> Trackers:
-    """CSV at ``csv_path`` plus each of ``kinds``, their files under ``directory`` (default: beside the CSV)."""
+                  name: str = "apollo", config: Mapping[str, Any] | None = None, resume: bool = False) -> Trackers:
+    """CSV at ``csv_path`` plus each of ``kinds``, their files under ``directory`` (default: beside the CSV).
+
+    ``resume``: ``name`` names one run however often it is opened (TensorBoard's folder always
+    does; W&B gets a run id from it).
+    """
     root = directory or csv_path.parent / "tracking"
     trackers: list[Tracker] = [CsvTracker(csv_path)]
+    places = []
     for kind in kinds:
         if kind == "tensorboard":
             trackers.append(TensorBoardTracker(root / "tensorboard" / name))
+            places.append(f"tensorboard: {root / 'tensorboard' / name} (tensorboard --logdir {root / 'tensorboard'})")
         elif kind == "wandb":
-            trackers.append(WandbTracker(root / "wandb", project="apollo", name=name, config=config or {}))
-    return Trackers(trackers)
+            trackers.append(WandbTracker(root / "wandb", project="apollo", name=name, config=config or {},
+                                         resume=resume))
+            run = f" as run {wandb_run_id(name)}" if resume else ""
+            places.append(f"wandb: offline under {root / 'wandb'}{run} (wandb sync uploads it)")
+    return Trackers(trackers, places)
+
+
+def wandb_run_id(name: str) -> str:
+    """A W&B run id for ``name``: its safe characters, and a digest so that distinct names stay distinct."""
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:48]
+    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def flat_numbers(value: Any, prefix: str = "") -> dict[str, float]:

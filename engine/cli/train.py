@@ -50,6 +50,7 @@ def _positive_float(text: str) -> float:
 
 async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     # deferred: the demo's modules load torch and the serving side, too slow for `apollo --help`
+    from engine.training import checkpoint
     from engine.training.demo import Demo, DemoOptions, prepare_out
     from engine.training.model_package import require_libraries
 
@@ -61,14 +62,30 @@ async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     if settings.nats.url:
         print(f"apollo train --demo: the demo runs its own nats-server under {args.out / 'engine'}; "
               f"the configured NATS URL is not used", file=sys.stderr)
-    print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts, "
-          f"output in {args.out}", file=sys.stderr, flush=True)
+    latest = checkpoint.read_latest(args.out / "checkpoints")
+    before = latest.step if latest else 0
+    if before < options.steps:
+        resumed = f", resuming after step {before}" if before else ""
+        print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts"
+              f"{resumed}, output in {args.out}", file=sys.stderr, flush=True)
     records = await Demo(options, settings).run()
     if not records:
         print("no step recorded", file=sys.stderr)
         return 1
-    first, last = records[0], records[-1]
-    print(f"trained {last['step']} steps: mean reward {first['reward_mean']:.2f} (step {first['step']}) -> "
-          f"{last['reward_mean']:.2f} (step {last['step']})")
+    print(_outcome(records, before, options.steps))
     print(f"metrics: {args.out / 'metrics.jsonl'}\nplot:    {args.out / 'reward.png'}")
     return 0
+
+
+def _outcome(records: list[dict[str, Any]], before: int, steps: int) -> str:
+    """What this invocation trained: nothing (already done), the steps after a resume, or all of them."""
+    first, last = records[0], records[-1]
+    trend = (f"mean reward {first['reward_mean']:.2f} (step {first['step']}) -> {last['reward_mean']:.2f} "
+             f"(step {last['step']})")
+    new = [r for r in records if r["step"] > before]
+    if not new:
+        return (f"nothing to train: {before} steps were already trained in an earlier run (--steps {steps}; "
+                f"a larger --steps trains more); {trend}")
+    if before:
+        return f"trained steps {new[0]['step']}-{last['step']} (steps 1-{before} in an earlier run): {trend}"
+    return f"trained {len(new)} steps: {trend}"

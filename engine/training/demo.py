@@ -164,6 +164,9 @@ class Demo:
 
     async def run(self) -> list[dict[str, Any]]:
         """Train the remaining steps; returns every step's record (earlier runs' included)."""
+        finished = checkpoint.read_latest(self.checkpoints)
+        if finished is not None and finished.step >= self.options.steps:
+            return self._records_of(finished)  # nothing to train: the model is not even loaded
         # deferred: torch is the train extra's
         import torch
 
@@ -179,11 +182,6 @@ class Demo:
             self._repair_metrics(state)
         done = state.step if state else 0
         version = state.version if state else 0
-        if done >= self.options.steps:
-            records = step_log.read(self.out)
-            if records:
-                step_log.plot(self.out, records)
-            return records
         generator = Generator(copy.deepcopy(model), tokenizer, version=version)
         runtime = await open_runtime(self.settings, start_server=True)
         try:
@@ -275,6 +273,14 @@ class Demo:
             return None
 
         return swap
+
+    def _records_of(self, state: CheckpointState) -> list[dict[str, Any]]:
+        """Every step's record of a finished demo, its metrics line and plot repaired if a kill cut them."""
+        self._repair_metrics(state)
+        records = step_log.read(self.out)
+        if records:
+            step_log.plot(self.out, records)
+        return records
 
     def _repair_metrics(self, state: CheckpointState) -> None:
         """A kill between the checkpoint and its metrics line: write the line from the checkpoint."""

@@ -20,12 +20,15 @@ PLOTS = ("accuracy", "scores", "usage", "rounds", "training")
 
 
 def _results() -> list[dict]:
-    """Six samples: gsm8k 3 of 4 right, aime24 0 of 2 right; and one that could not complete."""
-    rows = [{"run_id": f"g-{i}", "data_source": "gsm8k", "score": float(i < 3), "correct": i < 3, "steps": i + 1,
-             "tool_calls": i, "completed": True} for i in range(4)]
-    rows += [{"run_id": f"a-{i}", "data_source": "aime24", "score": 0.0, "correct": False, "steps": 4,
-              "tool_calls": 2, "completed": True} for i in range(2)]
-    return [*rows, {"run_id": "x", "data_source": "gsm8k", "score": None, "completed": False}]
+    """Model m, digest d1: gsm8k 3 of 4 problems right, aime24 0 of 2 right; and a gsm8k problem that could not
+    complete."""
+    common = {"model": "m", "settings_digest": "d1", "sample": 0, "finished": True, "done_reason": "answer"}
+    rows = [{**common, "run_id": f"g-{i}", "problem_id": f"g{i}", "data_source": "gsm8k", "score": float(i < 3),
+             "correct": i < 3, "steps": i + 1, "tool_calls": i, "completed": True} for i in range(4)]
+    rows += [{**common, "run_id": f"a-{i}", "problem_id": f"a{i}", "data_source": "aime24", "score": 0.0,
+              "correct": False, "steps": 4, "tool_calls": 2, "completed": True} for i in range(2)]
+    return [*rows, {**common, "run_id": "x", "problem_id": "gx", "data_source": "gsm8k", "score": None,
+                    "completed": False, "done_reason": "model_failed"}]
 
 
 def _rounds() -> list[dict]:
@@ -37,12 +40,15 @@ def _training() -> list[dict]:
     return [{"step": str(s), "loss": str(1 / (s + 1)), "reward/mean": str(s / 10)} for s in range(10)]
 
 
-def test_accuracy_per_source_has_a_standard_error_and_leaves_out_incomplete_samples() -> None:
-    """gsm8k 0.75 ± sqrt(.75*.25/4); aime24 0; the incomplete sample is counted apart."""
+def test_avg_per_source_is_run_s_estimator_and_counts_the_incomplete_sample_as_run_does() -> None:
+    """gsm8k: 3 of 5 problems (the failed one counts as wrong, as in `apollo run`), SE over problems
+    sd([1,1,1,0,0]) / sqrt(5); aime24 0; the incomplete sample is counted apart too."""
     data = report_data(_results())
-    [aime, gsm] = data.sources
-    assert (gsm.source, gsm.samples, gsm.accuracy) == ("gsm8k", 4, 0.75)
-    assert gsm.stderr == pytest.approx((0.75 * 0.25 / 4) ** 0.5) and aime.accuracy == 0.0
+    [aime, gsm, total] = data.groups
+    assert (gsm.model, gsm.digest, gsm.source, gsm.problems, gsm.finished, gsm.failed) == ("m", "d1", "gsm8k", 5, 4, 1)
+    assert gsm.avg_at_k == pytest.approx(0.6) and gsm.avg_se == pytest.approx((0.3 / 5) ** 0.5)
+    assert gsm.avg_ci is not None and gsm.avg_ci[0] <= 0.6 <= gsm.avg_ci[1]
+    assert (aime.avg_at_k, total.source, total.problems) == (0.0, "all", 7)
     assert data.incomplete == 1 and len(data.scores) == 6 and len(data.runs) == 6
 
 
@@ -151,7 +157,7 @@ def test_report_of_runs_in_the_log_takes_prefixes(two_runs: Path, tmp_path: Path
     page = tmp_path / "runs.html"
     code, _, err = apollo(two_runs, "report", "solve-abc", "solve-abd", "--out", str(page))
     assert code == 0, err[-2000:]
-    assert "(2 runs, 0 training series)" in err and page.read_text().count("<svg") == 3
+    assert "(2 runs in 1 model/settings group(s), 0 training series)" in err and page.read_text().count("<svg") == 3
     code, _, err = apollo(two_runs, "report", "solve-ab", "--out", str(page))
     assert code == 1 and "run id prefix 'solve-ab' is ambiguous" in err
     code, _, err = apollo(two_runs, "report", "no-such-run", "--out", str(page))

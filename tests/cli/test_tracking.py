@@ -98,3 +98,28 @@ def test_a_dataset_run_writes_its_metrics_csv(tmp_path: Path) -> None:
     assert any(row["accuracy"] for row in rows) and any(row["runs_finished"] == "2.0" for row in rows)
     code, _, err = apollo(tmp_path / "data", "run", "--dataset", str(DATASET), "--track", "mlflow")
     assert code == 2 and "unknown tracker 'mlflow'" in err
+
+
+@pytest.mark.skipif(not (HAS_WANDB and HAS_TENSORBOARD), reason="wandb or tensorboard not installed ([tracking])")
+def test_track_says_where_it_writes_and_a_resumed_run_logs_into_the_same_tracked_run(tmp_path: Path) -> None:
+    """`--track` names its folders; running the command again (a resume) adds no new W&B run or TB folder."""
+    from tests.cli.support import DATASET, apollo
+
+    if not DATASET.exists():
+        pytest.skip(f"{DATASET} is not here")
+    out = tmp_path / "res" / "g.jsonl"
+    command = ["run", "--dataset", str(DATASET), "--limit", "1", "--out", str(out), "--track", "wandb,tensorboard"]
+    errs = []
+    for _ in range(2):
+        code, _, err = apollo(tmp_path / "data", *command)
+        assert code == 0, err[-2000:]
+        errs.append(err)
+    tracking = tmp_path / "res" / "tracking"
+    assert f"apollo run: tracking to tensorboard: {tracking / 'tensorboard'}" in errs[0]
+    [line] = [line for line in errs[0].splitlines() if "tracking to wandb" in line]
+    assert f"offline under {tracking / 'wandb'} as run " in line
+    run_id = line.split(" as run ")[1].split()[0]
+    folders = sorted((tracking / "wandb" / "wandb").glob("offline-run-*"))
+    assert len(folders) == 2
+    assert all(folder.name.endswith(f"-{run_id}") for folder in folders)
+    assert len(list((tracking / "tensorboard").iterdir())) == 1
