@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from events.base import Event
 from events.episode import AnswerGraded
-from handlers.catalog import Catalog
+from handlers.catalog import Catalog, ExtensionMissing
 from handlers.episode.protocol import (
     APOLLO,
     WHOLE_TEXT_GRADERS,
@@ -65,7 +65,11 @@ def current_extraction(state: EpisodeState, recorded: str, catalog: Catalog) -> 
     last = state.last()
     if last is None or not last.response:
         return recorded
-    return catalog.domain_of(state.run).extract(last.response, recorded)
+    try:
+        domain = catalog.domain_of(state.run)
+    except ExtensionMissing:
+        return recorded  # a plugin domain not installed here: its own extraction stands
+    return domain.extract(last.response, recorded)
 
 
 def graded_episode(history: Sequence[Event], graded: AnswerGraded) -> EpisodeState:
