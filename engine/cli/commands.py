@@ -21,7 +21,7 @@ from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
 from events.model import ModelCallFailed
 from events.record import Recorded, Unreadable
-from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted, RunFailed
+from events.run import RUN_ENDINGS, ProblemSubmitted, RunCancelled, RunCompleted, RunFailed
 from replay.dataset_scores import INCOMPLETE_REASONS
 
 
@@ -154,6 +154,8 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
             result.setdefault("done_reason", event.done_reason)
         elif isinstance(event, RunFailed):
             result.update(status="failed", reason=event.reason)
+        elif isinstance(event, RunCancelled):
+            result.update(status="cancelled", reason=f"cancelled by {event.by or 'someone'}: {event.reason}")
     result.setdefault("status", "running")
     result["incomplete"] = result["status"] != "completed" or result.get("done_reason") in INCOMPLETE_REASONS
     return result

@@ -98,3 +98,19 @@ def test_a_fork_is_listed_from_when_it_was_made(two_runs: Path, tmp_path: Path) 
     parent_end = datetime.fromisoformat(parent["started"]) + timedelta(seconds=parent["duration_s"])
     assert datetime.fromisoformat(fork["started"]) >= parent_end
     assert fork["status"] == "completed" and 0 < fork["duration_s"] < 120
+
+
+def test_a_solve_whose_run_was_cancelled_elsewhere_reports_it_cancelled() -> None:
+    """`solve` prints the outcome: a run cancelled from another terminal is cancelled, with why."""
+    from datetime import UTC, datetime
+
+    from engine.cli.commands import outcome
+    from engine.testing.event_builders import submitted
+    from events.record import Recorded
+    from events.run import RunCancelled
+
+    cancelled = RunCancelled(event_id="c-1", run_id="r-1", occurred_at=datetime.now(UTC), reason="wrong model",
+                             by="ana@host")
+    result = outcome([Recorded(1, "s", submitted()), Recorded(2, "s", cancelled)])
+    assert (result["status"], result["reason"], result["incomplete"]) == (
+        "cancelled", "cancelled by ana@host: wrong model", True)
