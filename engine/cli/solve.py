@@ -117,7 +117,7 @@ def print_result(result: dict[str, Any]) -> None:
         verdict = "correct" if score > 0 else "wrong"
         print(f"grade:   {verdict} (score {score:g}, {result.get('method')})")
     print(f"steps:   {result.get('steps')}")
-    if result["status"] == "failed":
+    if result["status"] in ("failed", "cancelled"):
         print(f"reason:  {result.get('reason')}")
     elif result["incomplete"] and result.get("failure"):
         print(f"reason:  {result['failure']}")
