@@ -53,7 +53,7 @@ async def _cmd_regrade(args: argparse.Namespace, settings: Settings) -> int:
         print(f"apollo regrade: {unknown_grader(args.grader, catalog)}", file=sys.stderr)
         return 2
     keep = run_filter(args)
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         rows, missing = await _chosen_runs(runtime, args.runs, keep, args.limit)
         results = await _regrade_all(runtime, rows, catalog, args.grader)

@@ -83,7 +83,7 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Results and evolve round rows of the runs named (or matching the filters)."""
-    runtime = await open_runtime(settings, start_server=True)
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
         ids = await runtime.log.run_ids()
         wanted = [pick_run_id(ids, text) for text in args.runs] if args.runs else ids
