@@ -165,8 +165,9 @@ async def test_submit_after_up_was_killed_says_what_to_run(tmp_path) -> None:
                                      ["run", "--dataset", str(GSM8K), "--limit", "4", "--concurrency", "4",
                                       "--no-probe"]], ids=lambda c: c[0])
 async def test_ctrl_c_prints_no_traceback_and_a_rerun_finishes(command: list[str], tmp_path) -> None:
-    """Ctrl-C while model calls are in flight: exit 130, one line; running it again completes."""
-    async with FakeOpenAIServer(DEMO, latency_ms=1500) as model:
+    """Ctrl-C while model calls are in flight: exit 130, one line; running it again completes.
+    Each reply takes 4 s, so on a loaded machine the Ctrl-C still lands while calls are in flight."""
+    async with FakeOpenAIServer(DEMO, latency_ms=4000) as model:
         env = _env(tmp_path, APOLLO_MODEL="fake-model", APOLLO_MODEL_URL=model.base_url)
         process = await _start([*command, "--out", str(tmp_path / "results.jsonl")] if command[0] == "run"
                                else command, env)
