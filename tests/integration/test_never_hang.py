@@ -36,9 +36,18 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     return {**env, "APOLLO_DATA_DIR": str(data_dir), "APOLLO_MODEL": f"scripted:{DEMO}", **extra}
 
 
+def _as_a_foreground_job() -> None:
+    """What a shell gives a foreground command: Ctrl-C neither blocked nor ignored. The test
+    process may hold SIGINT blocked for a moment (the grading pool does while it starts), and a
+    child inherits its signal mask; a user's command never starts that way."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGHUP, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 async def _start(args: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "engine", *args, env=env, cwd=ROOT, start_new_session=True,
+        preexec_fn=_as_a_foreground_job,  # noqa: PLW1509 - the test's own child
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
 
