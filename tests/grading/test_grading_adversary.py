@@ -42,7 +42,8 @@ def _all(name: str, gold: str) -> set[str]:
 def test_no_mutant_contradicts_its_kind_by_the_adversarys_own_evaluator(operator) -> None:  # noqa: ANN001
     """Changing mutants never evaluate equal to the gold; preserving ones never clearly differ.
 
-    ``f(0)`` is left out: the evaluator reads a letter before a parenthesis as a product.
+    ``f(0)`` is left out: the evaluator reads a letter before a parenthesis as a product; so are
+    words after a gold of 0 (read as letters times 0).
     """
     if operator.target == "reply":
         pytest.skip("a reply is not a value")
@@ -52,6 +53,8 @@ def test_no_mutant_contradicts_its_kind_by_the_adversarys_own_evaluator(operator
     for mutant in sample_mutants(operator, GOLDS, 40, seed=7):
         if re.search(r"[a-zA-Z]\s*(\(|\\left\()", mutant.text):
             continue
+        if re.search(r"[a-zA-Z]{2}", mutant.text) and same_value(core(mutant.gold.text), "0"):
+            continue  # the evaluator reads words as a product of letters, and 0 times anything is 0
         verdict = same_value(core(mutant.gold.text), mutant.text)
         if verdict is (operator.kind != CHANGING):
             continue
