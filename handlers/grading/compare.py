@@ -198,7 +198,7 @@ class Comparer:
             number = complex(value)
         except (TypeError, ValueError, ZeroDivisionError, OverflowError):
             return False
-        return abs(number) > float(_CLEARLY_DIFFERENT) and abs(number) > 1e-25
+        return abs(number) > float(_CLEARLY_DIFFERENT)
 
     # -- structures --------------------------------------------------------------------------
 
@@ -369,17 +369,6 @@ def _has_pi(value: Any) -> bool:
     import sympy
 
     return bool(getattr(value, "has", lambda _: False)(sympy.pi))
-
-
-def _terminates(sympy: Any, value: Any) -> bool:
-    """A rational whose denominator has no prime factor but 2 and 5 has a finite decimal."""
-    if not value.is_Rational:
-        return False
-    q = int(value.q)
-    for prime in (2, 5):
-        while q % prime == 0:
-            q //= prime
-    return q == 1
 
 
 def _evaluated(sympy: Any, value: Any) -> Any:
