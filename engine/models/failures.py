@@ -13,10 +13,14 @@ from events.model import ModelFailureKind
 CONTEXT_LENGTH_PHRASES = re.compile(
     r"context length|context_length|maximum context|context window|max(?:imum)? model length"
     r"|too many tokens|prompt is too long|is too long and exceeds"
-    r"|exceeds the maximum (?:allowed )?(?:length|number of tokens)",
+    r"|exceeds the maximum (?:allowed )?(?:length|number of tokens)"
+    r"|exceeds the available context size|context size|exceed_context_size",
     re.IGNORECASE,
 )
 """How vLLM, SGLang, llama.cpp and OpenAI say that a request does not fit the context."""
+
+CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+"""The error ``code`` (OpenAI) or ``type`` (llama.cpp) naming the same thing, whatever the message."""
 
 
 _PERMANENT_CONNECTION_ERRORS = frozenset({"UnsupportedProtocol", "InvalidURL"})
@@ -59,9 +63,16 @@ def _classify_status(exc: openai.APIStatusError) -> Failure:
         return Failure("server_error", True, text)
     if status == 408:
         return Failure("timeout", True, text)
-    if CONTEXT_LENGTH_PHRASES.search(text):
+    if CONTEXT_LENGTH_PHRASES.search(text) or _context_code(exc.body):
         return Failure("context_length", False, text)
     return Failure("bad_response", False, text)
+
+
+def _context_code(body: object) -> bool:
+    """Whether the error body's ``code`` or ``type`` says the request does not fit the context."""
+    if not isinstance(body, dict):
+        return False
+    return any(isinstance(body.get(key), str) and body[key] in CONTEXT_LENGTH_CODES for key in ("code", "type"))
 
 
 def _status_text(exc: openai.APIStatusError) -> str:

@@ -81,14 +81,41 @@ def error_response(
     return json_response(payload, status, headers)
 
 
-def context_length_error(limit: int, prompt_tokens: int, max_tokens: int) -> web.Response:
-    """The wording vLLM's OpenAI server uses when a request does not fit the context."""
+def context_length_error(
+    limit: int, prompt_tokens: int, max_tokens: int, wording: str = "vllm"
+) -> web.Response:
+    """A 400 saying the request does not fit the context, as the server named by ``wording`` says it."""
+    total = prompt_tokens + max_tokens
+    if wording == "llamacpp":
+        message = f"request ({total} tokens) exceeds the available context size ({limit} tokens), try increasing it"
+        error = {"code": 400, "message": message, "type": "exceed_context_size_error",
+                 "n_prompt_tokens": total, "n_ctx": limit}  # fmt: skip
+        return json_response({"error": error}, 400)
+    if wording == "openai":
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+            f"{total} tokens. Please reduce the length of the messages."
+        )
+        error = {"message": message, "type": "invalid_request_error", "param": "messages",
+                 "code": "context_length_exceeded"}  # fmt: skip
+        return json_response({"error": error}, 400)
+    if wording == "sglang":
+        message = (
+            f"Requested token count exceeds the model's maximum context length of {limit} tokens. You requested "
+            f"a total of {total} tokens: {prompt_tokens} tokens from the input messages and {max_tokens} tokens "
+            "for the completion. Please reduce the number of tokens in the input messages or the completion."
+        )
+        return error_response(400, message)
     message = (
         f"This model's maximum context length is {limit} tokens. However, you requested "
-        f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, {max_tokens} "
+        f"{total} tokens ({prompt_tokens} in the messages, {max_tokens} "
         "in the completion). Please reduce the length of the messages or completion."
     )
     return error_response(400, message)
+
+
+CONTEXT_WORDINGS = ("vllm", "sglang", "llamacpp", "openai")
+"""The servers whose context-overflow error the fake server can speak (``context_wording``)."""
 
 
 def _raw(body: bytes) -> web.Response:

@@ -42,6 +42,7 @@ from aiohttp import web
 from engine.cli.argtypes import number, whole_number
 from engine.models.fake_lora import FakeLoraAdapters
 from engine.models.fake_replies import (
+    CONTEXT_WORDINGS,
     FAULT_RESPONSES,
     CannedReply,
     completion_body,
@@ -98,6 +99,7 @@ class FakeOpenAIServer:
         jitter_ms: float = 0.0,
         split_reasoning: bool = False,
         max_context: int | None = None,
+        context_wording: str = "vllm",
         hang_s: float = 3600.0,
         models: Sequence[str] = ("fake-model",),
         backlog: int = 1024,
@@ -110,6 +112,10 @@ class FakeOpenAIServer:
         """Move a leading ``<think>`` block into ``reasoning_content``, as vLLM's parser does."""
         self.max_context = max_context
         """Reject prompts whose fake tokens plus ``max_tokens`` exceed this, like vLLM."""
+        if context_wording not in CONTEXT_WORDINGS:
+            raise ValueError(f"unknown context wording {context_wording!r}; known: {list(CONTEXT_WORDINGS)}")
+        self.context_wording = context_wording
+        """Whose error the rejection copies: ``vllm``, ``sglang``, ``llamacpp`` or ``openai``."""
         self.hang_s = hang_s
         self.models = list(models)
         self._plan: collections.deque[Planned] = collections.deque()
@@ -237,7 +243,7 @@ class FakeOpenAIServer:
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             return error_response(400, f"max_tokens must be at least 1, got {max_tokens!r}")
         if self.max_context is not None and prompt_tokens + max_tokens > self.max_context:
-            return context_length_error(self.max_context, prompt_tokens, max_tokens)
+            return context_length_error(self.max_context, prompt_tokens, max_tokens, self.context_wording)
         try:
             text = self.policy(messages)
         except ModelError as exc:
@@ -331,13 +337,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--fail", action="append", default=[], choices=sorted(FAULTS),
         help="plan a fault for the next request (repeatable, in order)",
     )  # fmt: skip
+    parser.add_argument(
+        "--context-wording", choices=CONTEXT_WORDINGS, default="vllm",
+        help="whose error a request beyond --max-context gets",
+    )  # fmt: skip
     parser.add_argument("--model", action="append", help="model names listed by /v1/models")
     args = parser.parse_args(argv)
     try:
         server = FakeOpenAIServer(
             args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
             jitter_ms=args.jitter_ms, split_reasoning=args.split_reasoning, max_context=args.max_context,
-            models=args.model or ("fake-model",),
+            context_wording=args.context_wording, models=args.model or ("fake-model",),
         )  # fmt: skip
     except ScriptError as exc:
         print(f"fake_server: {exc}", file=sys.stderr)

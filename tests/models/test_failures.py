@@ -36,6 +36,8 @@ def _status_error(status: int, message: str, headers: dict[str, str] | None = No
         "Input length (9000 tokens) exceeds the maximum allowed length (8192 tokens).",
         "Requested tokens exceed context window of 4096",
         "prompt is too long",
+        "request (2090 tokens) exceeds the available context size (2048 tokens), try increasing it",
+        "the request exceeds the available context size, try increasing it",
     ],
 )
 def test_context_length_wordings_are_recognised(message: str) -> None:
