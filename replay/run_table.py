@@ -11,9 +11,8 @@ from typing import Any
 
 import msgspec
 
-from events.episode import AnswerGraded, EpisodeEnded
 from events.record import Recorded
-from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
+from replay.run_summary import RunSummary, began_at, fold, policy_model, workflow
 
 STATUSES = ("completed", "failed", "cancelled", "running", "unreadable")
 """What `apollo runs --status` accepts."""
@@ -41,80 +40,40 @@ class RunRow(msgspec.Struct, kw_only=True):
     parent_run_id: str | None = None
     reason: str | None = None
     """Why a failed or cancelled run ended (and who cancelled it)."""
+    problem_id: str | None = None
+    grader: str | None = None
+    """The grader of the run's main answer, and its version."""
+    grader_version: str | None = None
+    policy_version: str | None = None
+    """The policy version the main trajectory's turns came from (the oldest), when versioned."""
 
 
 def run_row(run_id: str, records: Sequence[Recorded], unreadable: int = 0) -> RunRow:
     """Summarise one run's readable events."""
-    submitted = next((r.event for r in records if isinstance(r.event, ProblemSubmitted)), None)
-    started = next((r.event for r in records if isinstance(r.event, RunStarted)), None)
-    status, score, answer, steps, ended_at = ("running" if records else "unreadable"), None, None, None, None
-    reason = None
+    summary = RunSummary(run_id=run_id, unreadable=unreadable)
     for record in records:
-        event = record.event
-        if isinstance(event, AnswerGraded) and event.episode == "main":
-            score, answer = event.score, event.answer
-        elif isinstance(event, EpisodeEnded) and event.episode == "main":
-            steps = event.steps
-        elif isinstance(event, RunCompleted) and ended_at is None:  # the first ending is the run's
-            status, ended_at = "completed", event.occurred_at
-            score = event.score if event.score is not None else score
-            answer = event.answer if event.answer is not None else answer
-        elif isinstance(event, RunFailed) and ended_at is None:
-            status, ended_at, reason = "failed", event.occurred_at, event.reason
-        elif isinstance(event, RunCancelled) and ended_at is None:
-            status, ended_at = "cancelled", event.occurred_at
-            reason = f"{event.reason} (by {event.by})" if event.by else event.reason
-    first_at = _submitted_at(records)
-    workflow = started.workflow if started else (submitted.workflow if submitted else "?")
+        fold(summary, record.seq, record.event)
+    return row_of(summary)
+
+
+def row_of(summary: RunSummary) -> RunRow:
+    """The row of a run folded so far (:mod:`replay.run_summary`)."""
+    first_at = began_at(summary)
+    ended_at = summary.ended_at
     return RunRow(
-        run_id=run_id, started=first_at.isoformat() if first_at else None, workflow=workflow,
-        model=_policy_model(started, submitted), dataset=_dataset(submitted),
-        data_source=submitted.data_source if submitted else "?", status=status, score=score, answer=answer,
+        run_id=summary.run_id, started=first_at.isoformat() if first_at else None, workflow=workflow(summary),
+        model=policy_model(summary), dataset=_known(summary.dataset if summary.submitted else None),
+        data_source=_known(summary.data_source if summary.submitted else None),
+        status=summary.status if summary.events else "unreadable", score=summary.score, answer=summary.answer,
         duration_s=(ended_at - first_at).total_seconds() if ended_at and first_at else None,
-        steps=steps, events=len(records), question=" ".join(submitted.question.split()) if submitted else "",
-        unreadable=unreadable, parent_run_id=submitted.parent_run_id if submitted else None, reason=reason,
+        steps=summary.steps, events=summary.events, question=summary.question, unreadable=summary.unreadable,
+        parent_run_id=summary.parent_run_id, reason=summary.reason, problem_id=summary.problem_id,
+        grader=summary.grader, grader_version=summary.grader_version, policy_version=summary.policy_version,
     )
 
 
-def _submitted_at(records: Sequence[Recorded]) -> datetime | None:
-    """When the run itself began: its first event, or for a fork its first event of its own.
-
-    A fork's copied prefix keeps the parent's times, and forks made before their submission
-    carried their own time copy the parent's submission time too: the first event after the
-    copied prefix (or a submission newer than it) is when the fork began.
-    """
-    if not records:
-        return None
-    root = records[0].event
-    fork = root.metadata.get("fork") if isinstance(root, ProblemSubmitted) else None
-    if not isinstance(fork, dict):
-        return root.occurred_at
-    last = fork.get("last_copied_id")
-    copied = next((n for n, r in enumerate(records) if r.event.event_id == last), 0)
-    copied_times = [r.event.occurred_at for r in records[1 : copied + 1]]
-    if not copied_times or root.occurred_at > max(copied_times):
-        return root.occurred_at  # made after everything it copied: its own time
-    own = [r.event.occurred_at for r in records[copied + 1 :]]
-    return min(own) if own else root.occurred_at
-
-
-def _policy_model(started: RunStarted | None, submitted: ProblemSubmitted | None) -> str:
-    for settings in (started.settings if started else {}, submitted.config if submitted else {}):
-        model = settings.get("models", {}).get("policy", {}).get("model") if isinstance(settings, dict) else None
-        if isinstance(model, str) and model:
-            return model
-    return "?"
-
-
-def _dataset(submitted: ProblemSubmitted | None) -> str:
-    """The dataset file's name for `apollo run` runs, else the problem's data source."""
-    if submitted is None:
-        return "?"
-    name = submitted.metadata.get("dataset")
-    if isinstance(name, str) and name:
-        suffix = f"_{submitted.workflow}"  # `apollo run` names its runs <dataset>_<workflow>
-        return name.removesuffix(suffix) if name.endswith(suffix) else name
-    return submitted.data_source
+def _known(text: str | None) -> str:
+    return "?" if text is None else text
 
 
 class RunFilter(msgspec.Struct, kw_only=True):
