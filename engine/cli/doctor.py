@@ -536,6 +536,9 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  #
             continue
         if spec.model in served or (spec.model == "default" and served):
             checks.append(Check("models", role, "ok", f"{spec.model} served at {spec.base_url}"))
+        elif await _serves_unlisted(spec.base_url, spec.model, spec.api_key, timeout):
+            checks.append(Check("models", role, "ok",
+                                f"{spec.model} not listed but answered at {spec.base_url} (the server takes any name)"))
         else:
             checks.append(
                 Check(
@@ -547,6 +550,17 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  #
                 )
             )
     return checks
+
+
+async def _serves_unlisted(base_url: str, model: str, api_key: str, timeout: float) -> bool:  # noqa: ASYNC109
+    """Whether a server that does not list ``model`` answers a one-token request for it (llama.cpp does)."""
+    from engine.models.probe import ProbeFailed, probe_endpoint
+
+    try:
+        await probe_endpoint(base_url, model, api_key, timeout=timeout)
+    except ProbeFailed:
+        return False
+    return True
 
 
 def _scripted_check(role: str, model: str) -> Check:

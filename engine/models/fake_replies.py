@@ -76,7 +76,7 @@ def error_response(
     status: int, message: str, headers: dict[str, str] | None = None
 ) -> web.Response:
     """An error in the shape vLLM's OpenAI server uses."""
-    kind = {400: "BadRequestError", 429: "RateLimitError"}.get(status, "InternalServerError")
+    kind = {400: "BadRequestError", 404: "NotFoundError", 429: "RateLimitError"}.get(status, "InternalServerError")
     payload = {"object": "error", "message": message, "type": kind, "param": None, "code": status}
     return json_response(payload, status, headers)
 

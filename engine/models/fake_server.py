@@ -102,6 +102,8 @@ class FakeOpenAIServer:
         context_wording: str = "vllm",
         hang_s: float = 3600.0,
         models: Sequence[str] = ("fake-model",),
+        refuse_unlisted: bool = False,
+        listing: bool = True,
         backlog: int = 1024,
     ) -> None:
         self.policy = _as_policy(policy)
@@ -118,6 +120,11 @@ class FakeOpenAIServer:
         """Whose error the rejection copies: ``vllm``, ``sglang``, ``llamacpp`` or ``openai``."""
         self.hang_s = hang_s
         self.models = list(models)
+        self.refuse_unlisted = refuse_unlisted
+        self.listing = listing
+        """Serve ``GET /v1/models`` (a server without it answers 404 there)."""
+        """Answer a chat request for a name ``/v1/models`` does not list with vLLM's 404 (else serve
+        any name, as llama.cpp does); such refusals count in ``refused_names``, not ``requests_total``."""
         self._plan: collections.deque[Planned] = collections.deque()
         self.lora = FakeLoraAdapters()
         """vLLM's runtime LoRA load/unload endpoints: what is loaded, every call made."""
@@ -140,7 +147,8 @@ class FakeOpenAIServer:
         """Start listening; return :attr:`base_url` (with the real port if 0 was asked)."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat_completions)
-        app.router.add_get("/v1/models", self._list_models)
+        if self.listing:
+            app.router.add_get("/v1/models", self._list_models)
         self.lora.add_routes(app)
         app.router.add_get("/fake/stats", self._get_stats)
         app.router.add_post("/fake/plan", self._post_plan)
@@ -182,6 +190,7 @@ class FakeOpenAIServer:
     def reset_stats(self) -> None:
         """Zero the counters and forget recorded request bodies."""
         self.requests_total = 0
+        self.refused_names = 0
         self.requests_by_model: collections.Counter[str] = collections.Counter()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -203,6 +212,10 @@ class FakeOpenAIServer:
     # -- handlers --------------------------------------------------------------------
 
     async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_unlisted:
+            refusal = await self._refusal(request)
+            if refusal is not None:
+                return refusal
         self.requests_total += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -210,6 +223,18 @@ class FakeOpenAIServer:
             return await self._answer(request)
         finally:
             self.in_flight -= 1
+
+    async def _refusal(self, request: web.Request) -> web.Response | None:
+        """vLLM's 404 for a model name it does not serve, or None to serve the request."""
+        try:
+            body = msgspec.json.decode(await request.read())
+        except msgspec.DecodeError:
+            return None
+        model = body.get("model") if isinstance(body, dict) else None
+        if not isinstance(model, str) or model in self.models or model in self.lora.loaded:
+            return None
+        self.refused_names += 1
+        return error_response(404, f"The model `{model}` does not exist.")
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         self.authorizations.append(request.headers.get("Authorization"))
@@ -342,12 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="whose error a request beyond --max-context gets",
     )  # fmt: skip
     parser.add_argument("--model", action="append", help="model names listed by /v1/models")
+    parser.add_argument("--refuse-unlisted", action="store_true",
+                        help="answer a name /v1/models does not list with 404, as vLLM does")
     args = parser.parse_args(argv)
     try:
         server = FakeOpenAIServer(
             args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
             jitter_ms=args.jitter_ms, split_reasoning=args.split_reasoning, max_context=args.max_context,
             context_wording=args.context_wording, models=args.model or ("fake-model",),
+            refuse_unlisted=args.refuse_unlisted,
         )  # fmt: skip
     except ScriptError as exc:
         print(f"fake_server: {exc}", file=sys.stderr)

@@ -1,9 +1,12 @@
 """One cheap request to a model endpoint before a dataset run sends it hundreds.
 
 The probe lists the server's models (``GET {base_url}/models``, which vLLM, SGLang,
-llama.cpp and OpenAI all serve). A server that cannot be reached, refuses the key or
-does not serve the model stops the run with one line; a server without the listing
-(404) answered, so it is taken as alive. ``scripted:`` models have no endpoint.
+llama.cpp and OpenAI all serve). A server that cannot be reached or refuses the key stops
+the run with one line. A name the listing lacks is not refused on the listing's word
+(llama.cpp serves any name): one chat request of one token asks the server, and only its
+refusal stops the run, saying what the server lists. A server without the listing (404)
+is asked the same way, and a 404 there too means the URL names no chat server.
+``scripted:`` models have no endpoint.
 """
 
 from __future__ import annotations
@@ -31,19 +34,52 @@ async def probe_endpoint(base_url: str, model: str, api_key: str, *, timeout: fl
         msg = f"{where}: not a usable URL ({type(exc).__name__}: {exc})"
         raise ProbeFailed(msg) from exc
     try:
+        served = await _listed(client, where)
+        if served is None:
+            await _ask(client, model, where, "the server has no /models listing")
+        elif model not in served:
+            listed = ", ".join(served[:5]) + (", ..." if len(served) > 5 else "")
+            await _ask(client, model, where, f"the server does not serve that model (it serves: {listed})")
+    finally:
+        await client.close()
+
+
+async def _listed(client: openai.AsyncOpenAI, where: str) -> list[str] | None:
+    """The names ``/models`` lists, or None where the server has no listing (404)."""
+    try:
         page = await client.models.list()
-        served = [item.id for item in page.data]
     except openai.NotFoundError:
-        return  # the server answered; it just has no model listing
+        return None
     except openai.AuthenticationError as exc:
         msg = f"{where}: the server refused the API key ({exc.status_code})"
         raise ProbeFailed(msg) from exc
     except (openai.OpenAIError, OSError, ValueError) as exc:
         msg = f"{where} is not reachable: {classify(exc).message}"
         raise ProbeFailed(msg) from exc
-    finally:
-        await client.close()
-    if served and model not in served:
-        listed = ", ".join(served[:5]) + (", ..." if len(served) > 5 else "")
-        msg = f"{where}: the server does not serve that model (it serves: {listed})"
-        raise ProbeFailed(msg)
+    return [item.id for item in page.data]
+
+
+async def _ask(client: openai.AsyncOpenAI, model: str, where: str, why: str) -> None:
+    """One chat request of one token; raise with ``why`` if the server refuses it.
+
+    A refusal is a 4xx other than 408/429 (a busy or slow server has not refused the
+    name); a 404 is named as a wrong URL when the listing was missing too.
+    """
+    messages: list = [{"role": "user", "content": "Say OK."}]
+    try:
+        await client.chat.completions.create(model=model, messages=messages, max_tokens=1)
+    except openai.NotFoundError as exc:
+        if why.startswith("the server has no"):
+            msg = (f"{where}: neither /models nor /chat/completions is found there (HTTP 404): "
+                   "is the URL right? an OpenAI-compatible one usually ends in /v1")
+        else:
+            msg = f"{where}: {why}"
+        raise ProbeFailed(msg) from exc
+    except openai.APIStatusError as exc:
+        if exc.status_code in (408, 429) or exc.status_code >= 500:
+            return
+        msg = f"{where}: {why}; asked directly it answered {classify(exc).message}"
+        raise ProbeFailed(msg) from exc
+    except (openai.OpenAIError, OSError, ValueError) as exc:
+        msg = f"{where} is not reachable: {classify(exc).message}"
+        raise ProbeFailed(msg) from exc

@@ -20,7 +20,7 @@ NO_RETRIES = "models:\n  policy:\n    max_retries: 0\n"
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[FakeModel]:
-    with fake_model_server() as fake:
+    with fake_model_server("--refuse-unlisted") as fake:
         yield fake
 
 

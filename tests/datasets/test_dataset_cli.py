@@ -108,7 +108,7 @@ async def test_a_dead_endpoint_stops_the_run_before_it_starts(tmp_path: Path) ->
 
 async def test_a_model_the_server_does_not_serve_stops_the_run(tmp_path: Path) -> None:
     """The probe compares --model with the server's model list."""
-    async with FakeOpenAIServer(lambda messages: ANSWER, models=("served",)) as server:
+    async with FakeOpenAIServer(lambda messages: ANSWER, models=("served",), refuse_unlisted=True) as server:
         code, _, err = await apollo_in(tmp_path, "run", "--dataset", str(sums_dataset(tmp_path)),
                                      "--model", "typo", "--model-url", server.base_url)
         assert server.stats()["requests_total"] == 0

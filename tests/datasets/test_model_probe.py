@@ -49,8 +49,32 @@ async def test_a_dead_server_is_reported() -> None:
         await probe_endpoint(url, "qwen", "EMPTY", timeout=2)
 
 
-async def test_a_model_the_server_does_not_list_is_reported() -> None:
-    """The served names are listed in the message."""
-    async with FakeOpenAIServer(models=("a", "b")) as server:
+async def test_a_model_the_server_does_not_list_and_refuses_is_reported() -> None:
+    """A name the server lists not and refuses when asked: the served names are in the message."""
+    async with FakeOpenAIServer(models=("a", "b"), refuse_unlisted=True) as server:
         with pytest.raises(ProbeFailed, match=r"does not serve that model \(it serves: a, b\)"):
             await probe_endpoint(server.base_url, "c", "EMPTY")
+        assert server.refused_names == 1
+
+
+async def test_a_name_the_server_does_not_list_but_serves_passes() -> None:
+    """llama.cpp serves any name: one request of one token asks, and the probe believes the answer."""
+    async with FakeOpenAIServer(models=("a",)) as server:
+        await probe_endpoint(server.base_url, "c", "EMPTY")
+        assert server.requests_by_model == {"c": 1}
+        assert server.bodies[-1]["max_tokens"] == 1
+
+
+async def test_no_listing_and_no_chat_route_fails_the_probe() -> None:
+    """A 404 on /models then a 404 on the chat route: the URL names no chat server."""
+    async with FakeOpenAIServer(models=("a",)) as server:
+        url = server.base_url.removesuffix("/v1") + "/nothing-here"
+        with pytest.raises(ProbeFailed, match=r"neither /models nor /chat/completions is found there \(HTTP 404\)"):
+            await probe_endpoint(url, "a", "EMPTY")
+
+
+async def test_no_listing_but_a_chat_route_passes() -> None:
+    """A server without /models that answers chat is alive and serving."""
+    async with FakeOpenAIServer(models=("a",), listing=False) as server:
+        await probe_endpoint(server.base_url, "a", "EMPTY")
+        assert server.requests_total == 1

@@ -136,11 +136,19 @@ async def test_model_endpoint_that_serves_the_model_is_ok(tmp_path: Path) -> Non
 
 
 async def test_model_endpoint_serving_another_model_fails(tmp_path: Path) -> None:
-    """The server answers but does not list the configured name: fail, with the names it has."""
-    async with FakeOpenAIServer(models=("other",)) as fake:
+    """The server neither lists nor answers the configured name: fail, with the names it has."""
+    async with FakeOpenAIServer(models=("other",), refuse_unlisted=True) as fake:
         settings = _settings(tmp_path, models={"verifier": {"model": "m-1", "base_url": fake.base_url}})
         [check] = await check_models(settings, timeout=2.0)
     assert check.status == "fail" and "other" in check.detail
+
+
+async def test_a_name_not_listed_but_answered_is_ok(tmp_path: Path) -> None:
+    """A server that takes any name (llama.cpp) answers the one-token request: ok, saying it was not listed."""
+    async with FakeOpenAIServer(models=("other",)) as fake:
+        settings = _settings(tmp_path, models={"verifier": {"model": "m-1", "base_url": fake.base_url}})
+        [check] = await check_models(settings, timeout=2.0)
+    assert check.status == "ok" and "not listed" in check.detail
 
 
 async def test_unreachable_or_non_openai_model_endpoints_fail(tmp_path: Path) -> None:
