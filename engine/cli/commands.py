@@ -16,6 +16,7 @@ from engine.eventlog.port import Appended, EventLog
 from engine.eventlog.stored import report_unreadable
 from engine.nats.transient import retrying
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.signals import stop_if_interrupted
 from engine.serving.watch import watching_activations
 from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
@@ -111,6 +112,7 @@ async def watch_run(
             msg = f"run {run_id} did not finish within {timeout:.0f}s"
             raise TimeoutError(msg)
         await asyncio.sleep(poll)
+        stop_if_interrupted()
 
 
 async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable] | None = None) -> list[Recorded]:

@@ -34,6 +34,7 @@ from engine.config.settings import Settings, validate
 from engine.datasets import DatasetError, DatasetLoad, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
 from engine.runtime.processes import freeze_startup_heap
+from engine.runtime.signals import stop_if_interrupted
 from events.base import Event
 from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
@@ -321,6 +322,7 @@ async def _run_all(
                 ))
             open_runs.add(job.run_id)
         await asyncio.sleep(0.2)
+        stop_if_interrupted()
         finished = await _ended_run_ids(runtime)
         newly = open_runs & finished
         open_runs -= newly

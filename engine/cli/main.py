@@ -40,7 +40,7 @@ from engine.cli.problem_args import fill_from_dataset
 from engine.cli.usage_errors import parse
 from engine.config.settings import Settings, load_settings
 from engine.errors import EngineError
-from engine.runtime.signals import end_like_ctrl_c
+from engine.runtime.signals import end_like_ctrl_c, run_command
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     serve, solve, runs, cancel, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, regrade, report,
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         end_like_ctrl_c()
         result = _call_handler(args.handler, args, settings)
         if asyncio.iscoroutine(result):
-            result = asyncio.run(result)
+            result = run_command(result)
         flush_output()
         return int(result or 0)
     except BrokenPipeError as exc:
