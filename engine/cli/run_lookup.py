@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection
 
+from engine.config.settings import Settings, default_data_dir
 from engine.errors import EngineError
 from engine.eventlog.port import EventLog
+from engine.runtime.run_index import RunIndex
 
 SHOWN_CANDIDATES = 5
 
@@ -13,6 +16,24 @@ SHOWN_CANDIDATES = 5
 async def resolve_run_id(event_log: EventLog, text: str) -> str:
     """The run ``text`` names among the runs in the log (see :func:`pick_run_id`)."""
     return pick_run_id(await event_log.run_ids(), text)
+
+
+async def open_run_index(event_log: EventLog, settings: Settings) -> RunIndex:
+    """The index of runs in the data dir, caught up with ``event_log``; what it repaired is said on stderr."""
+    index = await RunIndex.in_data_dir(event_log, default_data_dir(settings))
+    for notice in index.notices:
+        print(f"apollo: {notice}", file=sys.stderr)
+    return index
+
+
+def pick_indexed(index: RunIndex, text: str) -> str:
+    """Like :func:`pick_run_id`, asking the index: cost follows the matches, not the runs recorded."""
+    ids, count = index.pick(text, SHOWN_CANDIDATES + 1)
+    if count == 1:
+        return ids[0]
+    if count == 0:
+        return text
+    raise EngineError(_ambiguous(text, ids[:SHOWN_CANDIDATES], count))
 
 
 def pick_run_id(ids: Collection[str], text: str) -> str:
@@ -31,7 +52,10 @@ def pick_run_id(ids: Collection[str], text: str) -> str:
         return matches[0]
     if not matches:
         return text  # maybe a run without a readable submission: its read says what is there
-    listed = ", ".join(matches[:SHOWN_CANDIDATES])
-    more = f" and {len(matches) - SHOWN_CANDIDATES} more" if len(matches) > SHOWN_CANDIDATES else ""
-    msg = f"run id prefix {text!r} is ambiguous: {len(matches)} runs match ({listed}{more}); give more of the id"
-    raise EngineError(msg)
+    raise EngineError(_ambiguous(text, matches[:SHOWN_CANDIDATES], len(matches)))
+
+
+def _ambiguous(text: str, shown: list[str], count: int) -> str:
+    listed = ", ".join(shown)
+    more = f" and {count - SHOWN_CANDIDATES} more" if count > SHOWN_CANDIDATES else ""
+    return f"run id prefix {text!r} is ambiguous: {count} runs match ({listed}{more}); give more of the id"

@@ -11,14 +11,14 @@ from engine.app.bootstrap import open_runtime
 from engine.cli.problem_args import positive_int
 from engine.cli.render import timeline_line
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
-from engine.cli.run_lookup import resolve_run_id
+from engine.cli.run_lookup import open_run_index, pick_indexed
 from engine.config.settings import Settings
 from engine.errors import EngineError, RunNotFound
 from events.codec import to_builtins
 from events.record import Recorded, Unreadable
 from events.run import RunStarted
 from handlers.evolve.round_accuracy import branch_summary
-from replay.run_table import STATUSES, RunFilter, render_table, run_row, select, to_jsonable
+from replay.run_table import STATUSES, RunFilter, render_table
 from replay.timeline_html import render_html
 
 
@@ -28,6 +28,7 @@ def register(subparsers: Any) -> None:
     add_run_filter_arguments(runs)
     runs.add_argument("--status", choices=STATUSES)
     runs.add_argument("--limit", type=positive_int, help="only the newest N runs that match")
+    runs.add_argument("--before", metavar="RUN", help="only runs listed after RUN (an id or prefix): the next page")
     runs.set_defaults(handler=_cmd_runs)
 
     show = subparsers.add_parser("show", help="a run's timeline")
@@ -38,37 +39,53 @@ def register(subparsers: Any) -> None:
 
 
 async def _cmd_runs(args: argparse.Namespace, settings: Settings) -> int:
-    return await list_runs(settings, run_filter(args), limit=args.limit, as_json=args.json)
+    return await list_runs(settings, run_filter(args), limit=args.limit, as_json=args.json, before=args.before)
 
 
 async def _cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     return await show_run(settings, args.run_id, as_json=args.json, html=args.html)
 
 async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit: int | None = None,
-                    as_json: bool = False) -> int:
-    """Print the recorded runs newest first, narrowed by ``keep`` and ``limit``."""
+                    as_json: bool = False, before: str | None = None) -> int:
+    """Print the recorded runs newest first, narrowed by ``keep`` and ``limit``, older than run ``before``.
+
+    The rows come from the index of runs (caught up first), so the cost follows the rows shown.
+    """
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
-        rows = []
-        for run_id in await runtime.log.run_ids():
-            skipped: list[Unreadable] = []
-            records = await runtime.log.read_run(run_id, unreadable=skipped)
-            rows.append(run_row(run_id, records, len(skipped)))
+        index = await open_run_index(runtime.log, settings)
+        try:
+            after = pick_indexed(index, before) if before is not None else None
+            if after is not None and index.pick(after, 1)[1] != 1:
+                msg = f"--before {before!r}: no such run recorded"
+                raise RunNotFound(msg)
+            shown = await index.row_texts(keep, limit=limit, before=after)
+            recorded = index.count() if not shown else len(shown)
+        finally:
+            index.close()
     finally:
         await runtime.close()
-    shown = select(rows, keep or RunFilter(), limit)
     if as_json:
-        print(json.dumps(to_jsonable(shown)))
+        print("[" + ", ".join(text for text, _ in shown) + "]")
         return 0
     if not shown:
-        print("no runs match these filters" if rows else "no runs recorded yet", file=sys.stderr)
+        print(_nothing_shown(recorded, after), file=sys.stderr)
         return 0
-    print(render_table(shown))
-    for row in shown:
+    rows = [row for _, row in shown]
+    print(render_table(rows))
+    for row in rows:
         if row.unreadable:
             print(f"{row.run_id}: {row.unreadable} unreadable record(s) skipped "
                   f"(`apollo show {row.run_id}` lists them)", file=sys.stderr)
+    if limit is not None and len(rows) == limit:
+        print(f"older runs: add --before {rows[-1].run_id}", file=sys.stderr)
     return 0
+
+
+def _nothing_shown(recorded: int, before: str | None) -> str:
+    if not recorded:
+        return "no runs recorded yet"
+    return f"no runs before {before} match these filters" if before else "no runs match these filters"
 
 
 async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str | None) -> int:
@@ -80,7 +97,11 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     skipped: list[Unreadable] = []
     try:
-        run_id = await resolve_run_id(runtime.log, run_id)
+        index = await open_run_index(runtime.log, settings)
+        try:
+            run_id = pick_indexed(index, run_id)
+        finally:
+            index.close()
         records = await runtime.log.read_run(run_id, unreadable=skipped)
         if not records and not skipped:
             msg = f"unknown run {run_id!r}: no events recorded"
