@@ -84,7 +84,7 @@ async def diagnose(
     sandbox: bool = True,  # noqa: ASYNC109 - a per-request network timeout
 ) -> list[Check]:
     """Every check, in the order a person would fix things."""
-    checks = await check_nats(settings, monitor_url=monitor_url, timeout=timeout)
+    checks = check_passwords(settings) + await check_nats(settings, monitor_url=monitor_url, timeout=timeout)
     if sandbox:
         checks += await asyncio.to_thread(check_sandbox)
     checks += check_tools(settings)
@@ -110,6 +110,19 @@ def render(checks: list[Check]) -> str:
 
 
 # -- NATS and JetStream ------------------------------------------------------------------
+
+
+def check_passwords(settings: Settings, environ: dict[str, str] | None = None) -> list[Check]:
+    """Role passwords in the environment (and this process's own) that nats-server would misread."""
+    from engine.cli.nats_passwords import CLIENT_VARIABLE, misread_passwords, misreading
+
+    found = dict(misread_passwords(environ))
+    own = settings.nats.password
+    if own and CLIENT_VARIABLE not in found and (why := misreading(own)) is not None:
+        found["nats.password"] = why
+    fix = "make a new one that starts with a letter: printf 'p%s\\n' \"$(openssl rand -hex 24)\" (deploy/README.md)"
+    return [Check("nats", "role password", "fail", f"{name}: {why}", fix) for name, why in found.items()]
+
 
 
 async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: float) -> list[Check]:  # noqa: ASYNC109 - a per-request network timeout
