@@ -13,9 +13,11 @@ from typing import Any
 from engine.app.bootstrap import open_runtime
 from engine.cli.export_skips import skip_lines
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
-from engine.cli.run_lookup import pick_run_id
+from engine.cli.run_lookup import open_run_index, pick_indexed, pick_run_id
 from engine.errors import EngineError
+from engine.runtime.run_index import RunIndex
 from events import DecodeError, Event, TrajectorySealed, decode
+from events.episode import AnswerGraded, AnswerRegraded
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
 from events.subjects import RUN_PREFIX, SEALED_TRAJECTORIES
@@ -101,18 +103,73 @@ REGRADES = (f"{RUN_PREFIX}.*.answer.graded", f"{RUN_PREFIX}.*.answer.regraded")
 """Read too when the reward is the regraded one."""
 
 
+NEEDED = (TrajectorySealed, ProblemSubmitted, RunStarted)
+REGRADED_KINDS = (AnswerGraded, AnswerRegraded)
+
+
 async def _log_events(settings: Any, *, regraded: bool = False) -> tuple[list[Event], list[str]]:
     """Every sealed trajectory recorded in the event log with its run's submission and start
     (and with ``regraded``, every grade and regrade), plus one line per unreadable message."""
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     unreadable: list[Any] = []
-    events: list[Event] = []
     try:
-        for subjects in (*RUN_SUBJECTS, *REGRADES) if regraded else RUN_SUBJECTS:
-            events += [record.event async for record in runtime.log.read_all(subjects, unreadable=unreadable)]
+        events = await _log_events_of(runtime, unreadable, regraded=regraded)
     finally:
         await runtime.close()
-    return events, [f"message seq {found.seq} on {found.subject}: {found.reason}" for found in unreadable]
+    return events, _unreadable_lines(unreadable)
+
+
+async def _log_events_of(runtime: Any, unreadable: list[Any], *, regraded: bool) -> list[Event]:
+    events: list[Event] = []
+    for subjects in (*RUN_SUBJECTS, *REGRADES) if regraded else RUN_SUBJECTS:
+        events += [record.event async for record in runtime.log.read_all(subjects, unreadable=unreadable)]
+    return events
+
+
+def _unreadable_lines(unreadable: list[Any]) -> list[str]:
+    return [f"message seq {found.seq} on {found.subject}: {found.reason}" for found in unreadable]
+
+
+WIDE_SHARE = 0.25
+"""Above this share of the recorded runs, one pass over the log beats reading each chosen run."""
+
+
+async def _chosen_log_events(settings: Any, args: argparse.Namespace, *,
+                             regraded: bool = False) -> tuple[list[Event], list[str], int]:
+    """The events an export needs of the runs the filters choose (the index of runs picks them),
+    the unreadable messages met, and how many runs are recorded."""
+    runtime = await open_runtime(settings, start_server=True, quiet=True)
+    unreadable: list[Any] = []
+    try:
+        index = await open_run_index(runtime.log, settings)
+        try:
+            chosen, recorded = await _chosen_runs(index, args)
+        finally:
+            index.close()
+        if len(chosen) > WIDE_SHARE * recorded:
+            events = [event for event in (await _log_events_of(runtime, unreadable, regraded=regraded))
+                      if event.run_id in chosen]
+        else:
+            kinds = (*NEEDED, *REGRADED_KINDS) if regraded else NEEDED
+            found: list[tuple[int, Event]] = []
+            for run_id in chosen:
+                records = await runtime.log.read_run(run_id, unreadable=unreadable)
+                found += [(r.seq, r.event) for r in records if isinstance(r.event, kinds)]
+            events = [event for _, event in sorted(found, key=lambda pair: pair[0])]
+    finally:
+        await runtime.close()
+    return events, _unreadable_lines(unreadable), recorded
+
+
+async def _chosen_runs(index: RunIndex, args: argparse.Namespace) -> tuple[set[str], int]:
+    keep = run_filter(args)
+    if getattr(args, "runs", None):
+        named = dict.fromkeys(pick_indexed(index, text) for text in args.runs)
+        rows = [await index.row(run_id) for run_id in named]
+        chosen = {row.run_id for row in rows if row is not None and keep.keeps(row)}
+    else:
+        chosen = {row.run_id for row in await index.rows(keep)}
+    return chosen, index.count()
 
 
 def filters_given(args: argparse.Namespace) -> list[str]:
@@ -159,7 +216,15 @@ def trajectory_row(t: TrajectorySealed) -> RunRow:
 def run_export(args: argparse.Namespace, settings: Any = None) -> int:
     """CLI handler: 0 on success, 1 when the input cannot be read."""
     errors: list[str] = []
-    if args.events is None:
+    recorded: int | None = None
+    if args.events is None and filters_given(args):
+        try:
+            events, errors, recorded = asyncio.run(
+                _chosen_log_events(settings, args, regraded=args.reward_source == REGRADED))
+        except EngineError as exc:
+            print(f"apollo export: {exc}", file=sys.stderr)
+            return 1
+    elif args.events is None:
         events, errors = asyncio.run(_log_events(settings, regraded=args.reward_source == REGRADED))
     else:
         try:
@@ -170,15 +235,16 @@ def run_export(args: argparse.Namespace, settings: Any = None) -> int:
         errors = [f"line {error}" for error in errors]
     for error in errors:
         print(f"apollo export: skipped unreadable {error}", file=sys.stderr)
-    try:
-        trajectories = select_trajectories(events, args)
+    try:  # runs chosen by the index are the selection already
+        trajectories = list(trajectories_of(events)) if recorded is not None else select_trajectories(events, args)
     except EngineError as exc:
         print(f"apollo export: {exc}", file=sys.stderr)
         return 1
     if not trajectories and filters_given(args):
-        total = sum(1 for _ in trajectories_of(events))
+        total = (f"{recorded} runs recorded" if recorded is not None
+                 else f"{sum(1 for _ in trajectories_of(events))} in all")
         print(f"apollo export: no sealed trajectory matches {' '.join(filters_given(args))} "
-              f"({total} in all); nothing written", file=sys.stderr)
+              f"({total}); nothing written", file=sys.stderr)
         return 1
     report = export_events(events, args, trajectories)
     summary = {

@@ -21,7 +21,7 @@ from typing import Any
 
 from engine.app.bootstrap import open_runtime
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
-from engine.cli.run_lookup import pick_run_id
+from engine.cli.run_lookup import open_run_index, pick_indexed
 from engine.config.settings import Settings
 from engine.errors import EngineError
 from handlers.evolve.round_accuracy import round_rows
@@ -82,19 +82,31 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Results and evolve round rows of the runs named (or matching the filters)."""
+    """Results and evolve round rows of the runs named (or matching the filters).
+
+    The index of runs picks them; only their histories are read.
+    """
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
-        ids = await runtime.log.run_ids()
-        wanted = [pick_run_id(ids, text) for text in args.runs] if args.runs else ids
-        histories = {run_id: await runtime.log.read_run(run_id) for run_id in dict.fromkeys(wanted)}
+        index = await open_run_index(runtime.log, settings)
+        try:
+            named = {text: pick_indexed(index, text) for text in args.runs}
+            newest_first = [] if args.runs else await index.rows(run_filter(args))
+            chosen = None if args.runs else [row.run_id for row in reversed(newest_first) if row.events]
+        finally:
+            index.close()
+        wanted = list(dict.fromkeys(named.values())) if chosen is None else chosen
+        histories = {run_id: await runtime.log.read_run(run_id) for run_id in wanted}
     finally:
         await runtime.close()
-    missing = [run_id for run_id in args.runs if not histories.get(pick_run_id(ids, run_id))]
+    missing = [text for text, run_id in named.items() if not histories.get(run_id)]
     if missing:
         msg = f"unknown run {missing[0]!r}: no events recorded"
         raise EngineError(msg)
-    kept = {row.run_id for row in select((run_row(i, r) for i, r in histories.items() if r), run_filter(args))}
+    if chosen is None:  # named runs: the filters narrow them too
+        kept = {row.run_id for row in select((run_row(i, r) for i, r in histories.items() if r), run_filter(args))}
+    else:
+        kept = set(chosen)
     events = {run_id: [r.event for r in records] for run_id, records in histories.items() if run_id in kept}
     return ([result_row(run_id, history) for run_id, history in events.items()],
             [row for run_id, history in events.items() for row in round_rows(run_id, history)])

@@ -213,6 +213,17 @@ class RunIndex:
     def count(self) -> int:
         return self.store.count()
 
+    async def row(self, run_id: str) -> RunRow | None:
+        """The row of one listed run (``None`` when it is not one)."""
+        found = self.store.row(run_id)
+        if found is None:
+            return None
+        try:
+            return decode_row(run_id, found)
+        except CorruptEntry as exc:
+            await self._repair(run_id, str(exc))
+            return await self.row(run_id)
+
 
 def _usable_store(path: Path, notices: list[str]) -> RunIndexStore:
     try:

@@ -175,6 +175,10 @@ class RunIndexStore:
         (count,) = self.db.execute(f"SELECT count(*) FROM runs WHERE {where}", params).fetchone()
         return ids, count
 
+    def row(self, run_id: str) -> str | None:
+        found = self.db.execute("SELECT row FROM runs WHERE run_id = ? AND listed = 1", (run_id,)).fetchone()
+        return None if found is None else str(found[0])
+
     def count(self) -> int:
         (count,) = self.db.execute("SELECT count(*) FROM runs WHERE listed = 1").fetchone()
         return int(count)
