@@ -62,6 +62,10 @@ EXPECTED_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
 """An append's condition: the last sequence among the messages matching this filter."""
 
 
+class LaggingReplica(TimeoutError):
+    """A read was served by a replica behind the leader; reading again resumes it (transient)."""
+
+
 class JetStreamEventLog:
     """Event log on a NATS JetStream server. Build with :meth:`connect`."""
 
@@ -342,6 +346,7 @@ class JetStreamEventLog:
         try:
             info = await sub.consumer_info()
             if not info.num_pending and not (info.delivered and info.delivered.consumer_seq):
+                await self._unless_leader_has_more(subject_filter, after_seq, last)
                 return  # nothing matches after after_seq
             finished = False
             while not finished:
@@ -358,12 +363,29 @@ class JetStreamEventLog:
                     record = await self._stored(seq, msg.subject, msg.data, msg.headers, unreadable)
                     if record is not None:
                         yield record
-                    if pending == 0 or seq >= last:
+                    if seq >= last:
+                        finished = True
+                        break
+                    if pending == 0:
+                        await self._unless_leader_has_more(subject_filter, seq, last)
                         finished = True
                         break
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
+
+    async def _unless_leader_has_more(self, subject_filter: str | None, seq: int, last: int) -> None:
+        """Raise :class:`LaggingReplica` if the leader holds a matching event in (seq, last].
+
+        A read's consumer may be placed on a replica still catching up (after a node
+        restarts): its "nothing pending" would end the read short, silently.
+        """
+        try:
+            msg = await self.js.get_msg(self.stream, seq=seq + 1, subject=subject_filter or ALL_RUNS, next=True)
+        except nats.js.errors.NotFoundError:
+            return
+        if int(msg.seq or 0) <= last:
+            raise LaggingReplica(f"the replica serving this read is behind the stream leader after sequence {seq}")
 
     async def _direct_read(
         self, subject_filter: str, after_seq: int, upto_seq: int | None, unreadable: list[Unreadable] | None

@@ -135,7 +135,7 @@ async def assert_recorded_once(log: Any, run_ids: list[str]) -> list[Any]:
     for run_id in run_ids:
         mine = [e for e in events if e.run_id == run_id]
         assert sum(isinstance(e, RunStarted) for e in mine) == 1
-        assert sum(isinstance(e, RunCompleted) for e in mine) == 1, run_id
+        assert sum(isinstance(e, RunCompleted) for e in mine) == 1, (run_id, [type(e).__name__ for e in mine])
     for kind in (ModelResponded, ToolReturned):
         calls = collections.Counter(e.call_id for e in events if isinstance(e, kind))
         assert [c for c, n in calls.items() if n > 1] == []
