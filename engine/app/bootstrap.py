@@ -41,7 +41,11 @@ class Runtime:
 
     def wire_services(self) -> Services:
         if self.services is None:
-            self.services, self.closers = build_services(self.settings)
+            # deferred: only a worker's router needs it; ``verl:`` calls go to the agent loop holding the sample
+            from engine.training.verl_loop.relay import relay_provider
+
+            providers = {"verl:": relay_provider(self.log.nc)} if hasattr(self.log, "nc") else {}
+            self.services, self.closers = build_services(self.settings, model_providers=providers)
         return self.services
 
     def dispatcher(self, concurrency: int | None = None, *, kind: type[Dispatcher] = Dispatcher) -> Dispatcher:
@@ -142,8 +146,10 @@ def _clear_state(settings: Settings, server: NatsServerProcess) -> None:
     clear_state(default_data_dir(settings), server.process.pid if server.process is not None else None)
 
 
-def build_services(settings: Settings) -> tuple[Services, list[Any]]:
-    """Model router, tools and grader, built once per process."""
+def build_services(settings: Settings, *, model_providers: dict[str, Any] | None = None,
+                   ) -> tuple[Services, list[Any]]:
+    """Model router, tools and grader, built once per process (``model_providers``: model spec
+    prefix -> client provider, see :class:`engine.models.router.ModelRouter`)."""
     # deferred: the router pulls in openai and the pool multiprocessing, which `apollo --help` never needs
     from engine.grading.pool import ProcessPoolGrader
     from engine.models.router import ModelRouter
@@ -151,7 +157,7 @@ def build_services(settings: Settings) -> tuple[Services, list[Any]]:
     plugins = load_plugins(settings)
     check_settings(settings, plugins)  # refuse to start half-configured
     catalog = plugins.catalog()
-    router = ModelRouter()
+    router = ModelRouter(providers=model_providers)
     pool_grader = ProcessPoolGrader(numeric_tolerance=settings.grading.numeric_tolerance)
     pool_grader.start_in_background()  # a cold pool costs the first grade about a second
     grader = RegistryGrader(pool_grader, catalog=catalog, settings=settings.grading.as_settings())

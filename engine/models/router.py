@@ -6,6 +6,8 @@ The model spec decides the kind of client:
   :mod:`engine.models.scripted`); a relative ``PATH`` is looked up from the working
   directory, then from the repository root, so ``scripted:examples/scripted/demo.json``
   works from anywhere in a checkout.
+* a prefix registered in ``providers`` (e.g. ``verl:``, :mod:`engine.training.verl_loop`)
+  is served by the client that provider builds for the spec;
 * anything else is a served model name on an OpenAI-compatible server.
 
 For the second kind the endpoint comes from the run's recorded settings::
@@ -44,7 +46,7 @@ made before an activation carries the version it was made under.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,9 @@ DEFAULT_BASE_URL = "http://localhost:8000/v1"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _ENDPOINT_FIELDS = frozenset(ModelEndpoint.__struct_fields__)
 
+ModelProvider = Callable[[str, str], ModelClient]
+"""Builds the client for ``(role, model spec)`` of a registered prefix."""
+
 
 class UnusableModelClient:
     """Stands in for a client that could not be built, so the run records why."""
@@ -78,14 +83,20 @@ class UnusableModelClient:
 class ModelRouter:
     """Builds one client per distinct endpoint (or script and role) and reuses it."""
 
-    def __init__(self, *, search_root: Path | None = None, policies: ActivePolicies | None = None) -> None:
+    def __init__(self, *, search_root: Path | None = None, policies: ActivePolicies | None = None,
+                 providers: Mapping[str, ModelProvider] | None = None) -> None:
         self._search_root = search_root or _REPO_ROOT
+        self.providers: dict[str, ModelProvider] = dict(providers or {})
+        """Model spec prefix -> the provider of its clients (tried before the built-in kinds)."""
         self._policies = policies if policies is not None else active_policies()
         self._openai: dict[bytes, OpenAICompatClient] = {}
         self._scripted: dict[tuple[Path, str], ModelClient] = {}
 
     def client_for(self, role: str, model: str, settings: dict[str, Any]) -> ModelClient:
         """The client that serves ``role`` for a run with these recorded settings."""
+        for prefix, provider in self.providers.items():
+            if model.startswith(prefix):
+                return provider(role, model)
         if model.startswith(SCRIPTED_PREFIX):
             return self._scripted_client(role, model.removeprefix(SCRIPTED_PREFIX))
         try:
