@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 
@@ -21,10 +22,8 @@ async def _swallowing_loop(signum: int, passes: list[int]) -> str:
     task = asyncio.create_task(_signal_self(signum))
     for index in range(200):
         passes.append(index)
-        try:
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed
             await asyncio.sleep(0.01)
-        except asyncio.CancelledError:
-            pass  # swallowed
         stop_if_interrupted()
     await task
     return "finished"
