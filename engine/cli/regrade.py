@@ -19,7 +19,7 @@ import msgspec
 from engine.app.bootstrap import Runtime, open_runtime
 from engine.cli.problem_args import positive_int
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
-from engine.cli.run_lookup import pick_run_id
+from engine.cli.run_lookup import open_run_index, pick_indexed
 from engine.cli.status_line import StatusLine, bar
 from engine.config.settings import Settings
 from engine.grading.regrade import Regrader, RunRegrade
@@ -30,7 +30,7 @@ from handlers.grading.registry import grader_names
 from replay.audit.flip_text import render_report
 from replay.audit.flips import flip_report
 from replay.audit.plan import SKIP_KINDS
-from replay.run_table import STATUSES, RunFilter, RunRow, run_row, select
+from replay.run_table import STATUSES, RunFilter, RunRow, select
 
 SHOWN_RUNS = 5
 """Run ids named on a skip line; the rest are counted."""
@@ -87,17 +87,23 @@ def unknown_grader(name: str, catalog: Catalog) -> str:
 async def _chosen_runs(runtime: Runtime, texts: list[str], keep: RunFilter,
                        limit: int | None) -> tuple[list[RunRow], list[str]]:
     """The runs named (every run when none is) that pass the filters, newest first; plus the names
-    that match no recorded run."""
-    ids = await runtime.log.run_ids()
-    missing: list[str] = []
-    if texts:
-        wanted = []
+    that match no recorded run. The index of runs chooses them."""
+    index = await open_run_index(runtime.log, runtime.settings)
+    try:
+        if not texts:
+            return await index.rows(keep, limit=limit), []
+        missing: list[str] = []
+        rows: dict[str, RunRow] = {}
         for text in texts:
-            run_id = pick_run_id(ids, text)
-            (wanted if run_id in ids else missing).append(run_id)
-        ids = list(dict.fromkeys(wanted))
-    rows = [run_row(run_id, await runtime.log.read_run(run_id, unreadable=[])) for run_id in ids]
-    return select(rows, keep, limit), missing
+            run_id = pick_indexed(index, text)
+            row = await index.row(run_id)
+            if row is None:
+                missing.append(run_id)
+            else:
+                rows[run_id] = row
+    finally:
+        index.close()
+    return select(rows.values(), keep, limit), missing
 
 
 async def _regrade_all(runtime: Runtime, rows: list[RunRow], catalog: Catalog, name: str | None) -> list[RunRegrade]:
