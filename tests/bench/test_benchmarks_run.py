@@ -26,6 +26,7 @@ SMALL_RUNS = {
     ],
     "model_client.py": ["--calls", "100", "--concurrency", "1", "4"],
     "replay.py": ["--quick"],
+    "read_scale.py": ["--sizes", "200"],
     "evolve.py": ["--rounds", "1", "--latency-ms", "5"],
     "collector.py": ["--groups", "2"],
     "scale.py": ["--workers", "1", "2", "--episodes", "8"],

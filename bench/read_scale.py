@@ -1,0 +1,179 @@
+"""What reading runs back costs as the log grows: the run index against the number of runs recorded.
+
+For each size (1k and 10k runs; 100k with ``--large``) a fresh JetStream server is filled
+fast: whole runs as the engine records them (:mod:`engine.testing.recorded_runs`, two turns
+each) published straight to the stream, no episode run. The index of runs is then built
+once (timed apart), and each command is run in this process exactly as `apollo` runs it
+(``engine.cli.main.main``: settings, connect, index catch-up, query, output):
+
+* ``runs --limit 20`` with the index caught up, and again with 20 runs recorded since;
+* ``runs --json`` (rows per second over every run);
+* ``show PREFIX`` (an unambiguous prefix of a run id);
+* ``export`` of the newest 1% (``--since``) and of all runs (samples per second);
+* ``report`` of the newest 1%.
+
+Then the bytes one run takes in the stream at 1, 4 and 16 turns. Targets: ``runs --limit
+20`` under 1 s at 100k runs and within 1.5x of its time at the smallest size; ``--json`` at
+least 20,000 rows/s.
+
+    python bench/read_scale.py [--large] [--sizes N ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+# Run as a script, this file's folder heads sys.path and its name would hide packages.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+# ruff: noqa: E402 (imports follow the sys.path fix)
+from engine.cli.main import main as apollo
+from engine.nats.jetstream import JetStreamEventLog
+from engine.nats.server import NatsServerProcess
+from engine.runtime.run_index import RunIndex
+from engine.testing.recorded_runs import EPOCH, recorded_run, spec_for
+from events.codec import encode
+from events.subjects import subject_for
+
+LIMIT_TARGET_S = 1.0
+GROWTH_TARGET = 1.5
+JSON_TARGET = 20_000
+
+
+def run_spec(number: int, turns: int = 2):  # noqa: ANN201 - a RunSpec
+    """The ``number``-th run, its id made unique in its first 12 characters (prefixes pick one)."""
+    spec = spec_for(number, turns=turns)
+    tail = hashlib.sha1(spec.run_id.encode(), usedforsecurity=False).hexdigest()[:6]
+    return dataclasses.replace(spec, run_id=f"r{tail}-{number:08d}")
+
+
+async def fill(url: str, first: int, count: int, turns: int = 2) -> int:
+    """Publish ``count`` whole runs from number ``first``; returns the stream's bytes afterwards."""
+    log = await JetStreamEventLog.connect(url, manage_streams=True)
+    try:
+        for number in range(first, first + count):
+            for event in recorded_run(run_spec(number, turns)):
+                await log.js.publish_async(subject_for(event), encode(event),
+                                           headers={"Nats-Msg-Id": event.event_id})
+            if number % 200 == 199:
+                await log.js.publish_async_completed()
+        await log.js.publish_async_completed()
+        info = await log.js.stream_info(log.stream)
+        return int(info.state.bytes)
+    finally:
+        await log.close()
+
+
+async def build_index(url: str, data_dir: Path) -> int:
+    log = await JetStreamEventLog.connect(url)
+    try:
+        index = await RunIndex.in_data_dir(log, data_dir)
+        count = index.count()
+        index.close()
+        return count
+    finally:
+        await log.close()
+
+
+def timed(*argv: str, repeats: int = 1) -> float:
+    """Median seconds of ``apollo ARGV`` run in this process (its output discarded)."""
+    times = []
+    for _ in range(repeats):
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            started = time.perf_counter()
+            code = apollo(list(argv))
+            times.append(time.perf_counter() - started)
+        if code != 0:
+            raise SystemExit(f"apollo {' '.join(argv)} exited {code}")
+    return statistics.median(times)
+
+
+def measure(size: int, baseline: list[float]) -> None:
+    with tempfile.TemporaryDirectory(prefix="apollo-read-scale-") as tmp, \
+            NatsServerProcess(store_dir=Path(tmp) / "nats") as server:
+        data_dir = Path(tmp) / "data"
+        os.environ.update(APOLLO_DATA_DIR=str(data_dir), APOLLO_NATS_URL=server.url)
+        started = time.perf_counter()
+        stream_bytes = asyncio.run(fill(server.url, 0, size))
+        t_fill = time.perf_counter() - started
+        started = time.perf_counter()
+        indexed = asyncio.run(build_index(server.url, data_dir))
+        t_build = time.perf_counter() - started
+        assert indexed == size, (indexed, size)
+        t_limit = timed("runs", "--limit", "20", repeats=3)
+        asyncio.run(fill(server.url, size, 20))
+        t_limit_new = timed("runs", "--limit", "20")
+        total = size + 20
+        t_json = timed("runs", "--json")
+        t_show = timed("show", run_spec(size // 2).run_id[:12], repeats=3)
+        newest = max(1, total // 100)
+        since = (EPOCH + timedelta(seconds=total - newest)).isoformat()
+        out = Path(tmp) / "samples.jsonl"
+        t_export_new = timed("export", "--format", "jsonl", "--out", str(out), "--since", since)
+        new_samples = _lines(out)
+        t_export_all = timed("export", "--format", "jsonl", "--out", str(out))
+        all_samples = _lines(out)
+        t_report = timed("report", "--since", since, "--out", str(Path(tmp) / "report.html"))
+    if not baseline:
+        baseline.append(t_limit)
+    growth = t_limit / baseline[0]
+    verdict = "ok" if t_limit < LIMIT_TARGET_S and growth <= GROWTH_TARGET else "MISSED"
+    print(f"{size:>7,} runs ({stream_bytes / size / 1024:.1f} KiB each): filled in {t_fill:.1f} s, "
+          f"index built once in {t_build:.1f} s ({size / t_build:,.0f} runs/s)", flush=True)
+    print(f"    runs --limit 20          {t_limit * 1000:8.0f} ms   {growth:.2f}x its time at the smallest size "
+          f"(target < {LIMIT_TARGET_S:.0f} s and <= {GROWTH_TARGET}x: {verdict})")
+    print(f"    ... 20 runs recorded since {t_limit_new * 1000:6.0f} ms   (catch-up included)")
+    json_rate = total / t_json
+    print(f"    runs --json              {t_json * 1000:8.0f} ms   {json_rate:,.0f} rows/s "
+          f"(target >= {JSON_TARGET:,}: {'ok' if json_rate >= JSON_TARGET else 'MISSED'})")
+    print(f"    show PREFIX              {t_show * 1000:8.0f} ms")
+    print(f"    export newest 1%         {t_export_new * 1000:8.0f} ms   {new_samples / t_export_new:,.0f} samples/s "
+          f"({new_samples} samples)")
+    print(f"    export all               {t_export_all * 1000:8.0f} ms   {all_samples / t_export_all:,.0f} samples/s "
+          f"({all_samples} samples)")
+    print(f"    report newest 1%         {t_report * 1000:8.0f} ms", flush=True)
+
+
+def _lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def bytes_per_run(runs: int = 20) -> None:
+    """Stream bytes one run takes at 1, 4 and 16 turns (its events as stored, headers included)."""
+    line = []
+    for turns in (1, 4, 16):
+        with tempfile.TemporaryDirectory(prefix="apollo-read-bytes-") as tmp, \
+                NatsServerProcess(store_dir=Path(tmp)) as server:
+            stored = asyncio.run(fill(server.url, 0, runs, turns))
+        line.append(f"{turns} turns {stored / runs / 1024:.1f} KiB")
+    print("bytes per run: " + ", ".join(line), flush=True)
+
+
+def main(argv: list[str] | None = None, run: Callable[[int, list[float]], None] = measure) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true", help="100k runs too (a few minutes to fill)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="these numbers of runs instead")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([1_000, 10_000, 100_000] if args.large else [1_000, 10_000])
+    print(f"{os.cpu_count()} CPUs; commands run in this process as `apollo` runs them", flush=True)
+    baseline: list[float] = []
+    for size in sizes:
+        run(size, baseline)
+    bytes_per_run()
+
+
+if __name__ == "__main__":
+    main()
