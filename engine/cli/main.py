@@ -22,6 +22,7 @@ from engine.cli import (
     dataset_run,
     doctor,
     export,
+    model_serve,
     plugins,
     rag,
     regrade,
@@ -44,7 +45,7 @@ from engine.runtime.signals import end_like_ctrl_c, run_command
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     serve, solve, runs, cancel, schema, sandbox, rag, export, dataset_run, rollouts, doctor, replay, regrade, report,
-    plugins, train,
+    plugins, train, model_serve,
 )
 """Where every `apollo` command is defined; to add one, write a module with ``register`` and list it."""
 

@@ -1,0 +1,68 @@
+"""`apollo model serve`: a GGUF model behind llama.cpp's own OpenAI-compatible server, on this machine's CPU.
+
+    apollo model serve                      # the demo model the set-up installs (SmolLM2-135M)
+    apollo model serve PATH.gguf --port 8080 --alias mymodel --ctx 4096 --parallel 4 [--lora FILE]
+
+The first line printed is the base URL; the next says the model name and the context each
+request may use. It serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from engine.cli.argtypes import whole_number
+from engine.errors import EngineError
+
+
+def register(subparsers: Any) -> None:
+    model = subparsers.add_parser("model", help="serve a GGUF model on this machine (llama.cpp's server)")
+    actions = model.add_subparsers(dest="model_command", metavar="ACTION")
+    actions.required = True
+    serve = actions.add_parser("serve", help="serve a GGUF file over the OpenAI-compatible API until Ctrl-C")
+    serve.add_argument("gguf", nargs="?", metavar="PATH.gguf",
+                       help="the model file (default: the SmolLM2-135M demo model the set-up installs)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=whole_number(0, 65535), default=8080,
+                       help="port (default 8080; 0 picks a free one)")
+    serve.add_argument("--alias", help="the model name clients send (default: the file's name up to its first dot)")
+    serve.add_argument("--ctx", type=whole_number(1), default=4096,
+                       help="context tokens per request slot (default 4096)")
+    serve.add_argument("--parallel", type=whole_number(1), default=4, help="requests served at once (default 4)")
+    serve.add_argument("--lora", action="append", default=[], metavar="FILE", help="a GGUF LoRA adapter (repeatable)")
+    serve.add_argument("--threads", type=whole_number(1), help="CPU threads (default: llama.cpp's choice)")
+    serve.set_defaults(handler=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from engine.models.llamacpp_server import ServeOptions, default_alias, start
+
+    gguf = Path(args.gguf) if args.gguf else _demo_model()
+    options = ServeOptions(gguf=gguf, alias=args.alias or default_alias(gguf), host=args.host, port=args.port,
+                           ctx_per_slot=args.ctx, parallel=args.parallel,
+                           lora=tuple(Path(p) for p in args.lora), threads=args.threads)
+    server = start(options)
+    print(server.base_url)
+    print(f"model {options.alias!r} ({gguf}): context {options.ctx_per_slot} tokens per request, "
+          f"{options.parallel} request(s) at once")
+    print(f"try: apollo solve 'What is 2 + 3?' --answer 5 --model {options.alias} --model-url {server.base_url}")
+    print("Ctrl-C to stop", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    del server
+    return 0
+
+
+def _demo_model() -> Path:
+    from engine.training.model_package import ModelPackageMissing, gguf_path
+
+    try:
+        return gguf_path()
+    except ModelPackageMissing as exc:
+        raise EngineError(f"{exc}; or give a GGUF file: apollo model serve PATH.gguf") from exc
