@@ -12,6 +12,7 @@ from engine.sandbox.config import ESSENTIAL, SandboxConfig
 from engine.sandbox.errors import SandboxError
 from engine.sandbox.sandbox import PythonSandbox
 from engine.tools.python_code import PythonCodeTool
+from handlers.ports import ToolError
 
 _DESCRIPTIONS = {
     "pid_namespace": "own PID namespace: processes die with the call, others are invisible",
@@ -22,6 +23,9 @@ _DESCRIPTIONS = {
     "unprivileged_user": "runs as a per-call unprivileged uid",
     "no_new_privs": "no privilege gain through exec (setuid binaries)",
     "landlock": "Landlock: writes only to scratch, no TCP, no signals outside",
+    "seccomp": "seccomp: no kernel keyrings (they would outlive the call)",
+    "memory_cgroup": "one memory limit for the whole call (processes, SysV shm, memfds, files)",
+    "ipc_limits": "SysV shared memory and message queues capped in the call's IPC namespace",
     "empty_environment": "empty environment (no inherited secrets)",
     "rlimits": "CPU, memory, file size, open files and process limits",
 }
@@ -63,7 +67,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings = {} if args.timeout is None else {"python_code_timeout": args.timeout}
     try:
         result = asyncio.run(_run_once(config, code, settings))
-    except SandboxError as exc:
+    except (SandboxError, ToolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(result.text)

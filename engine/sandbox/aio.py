@@ -6,13 +6,21 @@ import asyncio
 import os
 import socket
 
+TRUNCATED = b"?"
+"""Stands in for a message longer than the receive buffer (never a valid message)."""
+
 
 async def recv_msg(sock: socket.socket, max_fds: int = 1) -> tuple[bytes, list[int]]:
-    """One SEQPACKET message and any passed fds; ``b""`` when the peer closed."""
+    """One SEQPACKET message and any passed fds; ``b""`` when the peer closed.
+
+    A message cut short by the buffer comes back as :data:`TRUNCATED`.
+    """
     loop = asyncio.get_running_loop()
     while True:
         try:
-            message, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, max_fds)
+            message, fds, flags, _addr = socket.recv_fds(sock, 1 << 16, max_fds)
+            if flags & socket.MSG_TRUNC:
+                message = TRUNCATED
             return message, fds
         except (BlockingIOError, InterruptedError):
             await _ready(loop, sock.fileno(), reading=True)
@@ -53,6 +61,11 @@ async def read_some(fd: int, size: int = 1 << 16) -> bytes:
             return os.read(fd, size)
         except (BlockingIOError, InterruptedError):
             await _ready(loop, fd, reading=True)
+
+
+async def readable(fd: int) -> None:
+    """Wait until ``fd`` polls readable (for a pidfd: its process has exited)."""
+    await _ready(asyncio.get_running_loop(), fd, reading=True)
 
 
 async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, reading: bool) -> None:

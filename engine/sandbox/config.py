@@ -23,6 +23,7 @@ ESSENTIAL = (
     "no_new_privs",
     "empty_environment",
     "rlimits",
+    "seccomp",
 )
 """Protections a worker must have unless degraded mode is explicitly allowed."""
 
@@ -37,6 +38,14 @@ class SandboxConfig:
     """Workers forked ahead of time so a call does not wait for fork and set-up."""
     memory_bytes: int = 2 * GIB
     """RLIMIT_AS of the worker (its inherited libraries count, about 0.3 GiB)."""
+    call_memory_bytes: int = 2 * GIB
+    """Memory of the whole call (every process, SysV shm, memfds, scratch files), through a
+    memory cgroup per call where the machine allows one (see docs/sandbox.md)."""
+    memory_cgroup: bool = True
+    """Use a memory cgroup per call when possible; False forces the fallback."""
+    reap_grace_s: float = 10.0
+    """After the kill at the deadline, how long to wait for the call's processes to be gone
+    before its uid is retired (never reused) instead of returned to the pool."""
     cpu_grace_s: float = 1.0
     """RLIMIT_CPU is the timeout plus this (wall-clock timeout is enforced separately)."""
     file_size_bytes: int = 16 * MIB

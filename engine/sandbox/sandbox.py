@@ -1,8 +1,10 @@
 """``PythonSandbox``: the asyncio front of the fork server and its pool of workers.
 
 Each call gets a fresh worker process (forked ahead of time, already isolated) that runs one
-snippet and dies with everything it started. Nothing here blocks the event loop: pipes and
-sockets are non-blocking and driven by the loop's readers and writers.
+snippet and dies with everything it started. The host owns the call's life: it ends when the
+worker's whole process tree is gone (never on a message), or is killed at the deadline.
+Nothing here blocks the event loop: pipes and sockets are non-blocking and driven by the
+loop's readers and writers.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import json
 import os
 import select
@@ -21,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sandbox import aio, protocol
-from engine.sandbox.config import SandboxConfig, default_uid_base
+from engine.sandbox import aio, memcap, protocol, reports
+from engine.sandbox.config import UID_BLOCK, SandboxConfig, default_uid_base
 from engine.sandbox.errors import SandboxError, SandboxUnavailable, WorkerFailed
 from engine.sandbox.outcome import ERROR, FINISHED, TIMEOUT, SandboxOutcome
+from engine.sandbox.reports import ExitReport
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -51,6 +55,8 @@ class _Worker:
     applied: dict[str, Any]
     server: Any = None
     """The fork-server process it came from: workers die with it (parent-death signal)."""
+    cgroup: str | None = None
+    """Its memory cgroup (host path), if the machine gives one."""
     closed: bool = False
 
     def alive(self) -> bool:
@@ -60,16 +66,26 @@ class _Worker:
         return not poller.poll(0)
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        """SIGKILL the init (the whole PID namespace dies) and anything in its cgroup."""
+        if self.pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError, ValueError):
+                with open(os.path.join(self.cgroup, "cgroup.procs")) as f:
+                    pids = [int(line) for line in f if line.strip()]
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         for fd in (self.code_w, self.out_r, self.err_r, self.pidfd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self.status.close()
 
 
@@ -109,7 +125,12 @@ class PythonSandbox:
         self._slots: asyncio.Semaphore | None = None
         self._restart_lock: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._finishing: set[asyncio.Task[Any]] = set()
         self._protections: dict[str, Any] = {}
+        self._spare_uids: collections.deque[int] = collections.deque()
+        self._cgroups: memcap.CallCgroups | None = None
+        self._cgroup_reason = "disabled by configuration"
+        self._cgroup_names = itertools.count()
         self._closed = False
 
     async def __aenter__(self) -> PythonSandbox:
@@ -128,10 +149,14 @@ class PythonSandbox:
         cfg = self.config
         self._uids = asyncio.Queue()
         base = cfg.uid_base if cfg.uid_base is not None else default_uid_base()
-        for uid in range(base, base + cfg.max_concurrency + cfg.spares + 2):
+        pool = cfg.max_concurrency + cfg.spares + 2
+        for uid in range(base, base + pool):
             self._uids.put_nowait(uid)
+        self._spare_uids = collections.deque(range(base + pool, base + UID_BLOCK))
         self._slots = asyncio.Semaphore(cfg.max_concurrency)
         self._restart_lock = asyncio.Lock()
+        if cfg.memory_cgroup:
+            self._cgroups, self._cgroup_reason = memcap.detect()
         await self._start_server()
         worker = await self._spawn()
         self._spares.append(worker)
@@ -140,13 +165,18 @@ class PythonSandbox:
     async def close(self) -> None:
         """Kill spare workers and stop the fork server."""
         self._closed = True
-        for task in list(self._tasks):
+        pending = list(self._tasks)
+        for task in pending:
             task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)  # they may hand workers back
         while self._spares:
             worker = self._spares.popleft()
-            worker.kill()
-            worker.close()
+            self._finish_later(worker)
+        if self._finishing:
+            await asyncio.wait(list(self._finishing), timeout=self.config.reap_grace_s)
         await self._stop_server()
+        if self._cgroups is not None:
+            self._cgroups.close()
 
     async def run(
         self,
@@ -173,8 +203,12 @@ class PythonSandbox:
             self._refill()
             try:
                 return await self._execute(worker, data, limit)
-            finally:
-                self._detach(self._reap(worker))
+            except Exception as exc:
+                self._finish_later(worker)
+                raise WorkerFailed(f"the sandbox failed during the call: {exc!r}") from exc
+            except BaseException:
+                self._finish_later(worker)
+                raise
 
     async def _take_worker(self) -> _Worker:
         """A live spare, or a freshly spawned worker (spares die with their fork server)."""
@@ -183,7 +217,7 @@ class PythonSandbox:
             server = worker.server
             if worker.alive() and server is not None and server.returncode is None:
                 return worker
-            self._detach(self._reap(worker))
+            self._finish_later(worker)
         return await self._spawn()
 
     # -- fork server -------------------------------------------------------------------
@@ -260,7 +294,7 @@ class PythonSandbox:
             self._spawning -= 1
         if self._closed:
             worker.kill()
-            worker.close()
+            await self._finish(worker)
         else:
             self._spares.append(worker)
 
@@ -280,6 +314,11 @@ class PythonSandbox:
         if self._server_sock is None:
             raise WorkerFailed("the fork server is not running")
         uid = await self._uids.get()
+        try:
+            cgroup = self._make_cgroup(uid)
+        except BaseException:
+            self._uids.put_nowait(uid)
+            raise
         code_r, code_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -290,8 +329,13 @@ class PythonSandbox:
             "fallback_scratch": "/tmp",
             "landlock": self.config.landlock,
             "extra_python_paths": list(self.config.extra_python_paths),
+            "cgroup": cgroup,
+            "cgroup_reason": self._cgroup_reason,
+            "memory_cap_bytes": self.config.call_memory_bytes,
         }
-        worker = _Worker(code_w, out_r, err_r, status, -1, uid, {}, server=self._server)
+        worker = _Worker(
+            code_w, out_r, err_r, status, -1, uid, {}, server=self._server, cgroup=cgroup
+        )
         try:
             try:
                 await aio.send_msg(
@@ -310,12 +354,24 @@ class PythonSandbox:
             status.setblocking(False)
             await asyncio.wait_for(self._handshake(worker), self.config.start_timeout_s)
         except BaseException:
-            worker.kill()
-            worker.close()
-            self._uids.put_nowait(uid)
+            self._finish_later(worker)
             raise
-        self._check(worker.applied)
+        try:
+            self._check(worker.applied)
+        except SandboxError:
+            self._finish_later(worker)
+            raise
         return worker
+
+    def _make_cgroup(self, uid: int) -> str | None:
+        if self._cgroups is None:
+            return None
+        name = f"w{uid}-{next(self._cgroup_names)}"
+        try:
+            return self._cgroups.create(name, self.config.call_memory_bytes)
+        except OSError as exc:
+            self._cgroup_reason = f"failed: {exc.strerror or exc}"
+            return None
 
     async def _handshake(self, worker: _Worker) -> None:
         """Collect the init's pidfd (from A) and READY (from D), which may come in any order."""
@@ -325,7 +381,7 @@ class PythonSandbox:
             tag, body = protocol.unpack(message)
             if tag == protocol.PIDFD and fds and worker.pidfd < 0:
                 worker.pidfd = fds.pop()
-            elif tag == protocol.READY:
+            elif tag == protocol.READY and isinstance(body.get("applied"), dict):
                 applied = body["applied"]
             else:
                 detail = body.get("error") or "the worker ended during set-up"
@@ -377,22 +433,36 @@ class PythonSandbox:
             asyncio.ensure_future(_drain(worker.out_r, out, on_output)),
             asyncio.ensure_future(_drain(worker.err_r, err, on_output)),
         ]
-        status_body: dict[str, Any] = {}
+        report_task = asyncio.ensure_future(reports.collect(worker.status))
         try:
-            message, _ = await asyncio.wait_for(aio.recv_msg(worker.status), limit)
-            status_body = _exit_report(message)
-        except TimeoutError:
-            if not killed:
+            gone = await self._until_gone(worker, [report_task, *readers], limit)
+            if not gone and not killed:
                 killed.append("timeout")
-            worker.kill()
+            if not gone:
+                worker.kill()
+                gone = await self._until_gone(worker, [report_task, *readers], cfg.reap_grace_s)
         finally:
             writer.cancel()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*readers), 10)
-        for task in readers:
-            task.cancel()
+            for task in (report_task, *readers):
+                task.cancel()
+        report = report_task.result() if report_task.done() and not report_task.cancelled() else None
+        oom = worker.cgroup is not None and memcap.oom_kills(worker.cgroup) > 0
+        self._release(worker, gone)
         duration = time.monotonic() - started
-        return _outcome(out, err, status_body, killed, limit, duration, worker.applied)
+        return _outcome(out, err, report, killed, limit, duration, worker.applied, oom)
+
+    async def _until_gone(self, worker: _Worker, tasks: list[Any], timeout: float) -> bool:
+        """Wait up to ``timeout`` for the worker's whole tree to be gone: its init exited
+        (pidfd), and every holder of its status channel and output pipes closed them."""
+        waits = list(tasks)
+        if worker.pidfd >= 0:
+            waits.append(asyncio.ensure_future(aio.readable(worker.pidfd)))
+        try:
+            _done, pending = await asyncio.wait(waits, timeout=timeout)
+        finally:
+            if worker.pidfd >= 0:
+                waits[-1].cancel()
+        return not pending
 
     async def _send_code(self, worker: _Worker, payload: bytes) -> None:
         try:
@@ -402,24 +472,44 @@ class PythonSandbox:
                 os.close(worker.code_w)
             worker.code_w = -1
 
-    async def _reap(self, worker: _Worker) -> None:
-        """Wait until the worker's whole namespace is gone, then free its uid."""
-        assert self._uids is not None
+    async def _finish(self, worker: _Worker) -> None:
+        """After a kill: wait (bounded) until the worker's tree is gone, then release it."""
+        tasks = [asyncio.ensure_future(reports.collect(worker.status))]
         try:
-            while True:
-                message, _ = await asyncio.wait_for(aio.recv_msg(worker.status), 30)
-                if not message:
-                    break
-        except (TimeoutError, OSError):
-            worker.kill()
+            gone = await self._until_gone(worker, tasks, self.config.reap_grace_s)
         finally:
-            worker.close()
+            tasks[0].cancel()
+        self._release(worker, gone)
+
+    def _release(self, worker: _Worker, gone: bool) -> None:
+        """Close the worker's fds, remove its cgroup and give its uid back.
+
+        A uid whose processes may still live (they survived the kill and the grace period)
+        is never handed out again: the pool gets a fresh uid from the block instead.
+        """
+        assert self._uids is not None
+        if worker.closed:
+            return
+        worker.close()
+        if worker.cgroup is not None and not memcap.remove(worker.cgroup):
+            gone = gone and not os.path.isdir(worker.cgroup)
+        if gone or not self._spare_uids:
             self._uids.put_nowait(worker.uid)
+        else:
+            self._uids.put_nowait(self._spare_uids.popleft())
 
     def _detach(self, coro: Any) -> None:
+        """Run ``coro`` in the background (cancelled by :meth:`close`)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _finish_later(self, worker: _Worker) -> None:
+        """Kill ``worker`` and release it in the background (:meth:`close` waits for it)."""
+        worker.kill()
+        task = asyncio.ensure_future(self._finish(worker))
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
 
 
 async def _drain(fd: int, capture: _Capture, on_output: Any) -> None:
@@ -431,17 +521,20 @@ async def _drain(fd: int, capture: _Capture, on_output: Any) -> None:
 def _outcome(
     out: _Capture,
     err: _Capture,
-    status: dict[str, Any],
+    report: ExitReport | None,
     killed: list[str],
     limit: float,
     duration: float,
     applied: dict[str, Any],
+    oom: bool = False,
 ) -> SandboxOutcome:
     stdout, out_cut = out.text()
     stderr, err_cut = err.text()
+    if oom:
+        stderr = _append(stderr, "Memory limit exceeded: the call's processes were killed.")
     common = {
         "duration_s": duration,
-        "cpu_s": float(status.get("cpu_s", 0.0)),
+        "cpu_s": report.cpu_s if report is not None else 0.0,
         "stdout_truncated": out_cut,
         "stderr_truncated": err_cut,
         "protections": dict(applied),
@@ -469,12 +562,12 @@ def _outcome(
             killed_for="output",
             **common,
         )
-    code = status.get("returncode")
-    if not isinstance(code, int):
+    if report is None:
         note = "The worker ended unexpectedly."
         return SandboxOutcome(
             stdout=stdout, stderr=_append(stderr, note), returncode=-9, run_status=ERROR, **common
         )
+    code = report.returncode
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -489,22 +582,6 @@ def _outcome(
         run_status=FINISHED if code == 0 else ERROR,
         **common,
     )
-
-
-def _exit_report(message: bytes) -> dict[str, Any]:
-    """``returncode`` and ``cpu_s`` from a DONE or STATUS message; ``{}`` for anything else."""
-    try:
-        tag, body = protocol.unpack(message)
-        if tag == protocol.DONE:
-            return {"returncode": int(body["returncode"]), "cpu_s": float(body["cpu_s"])}
-        if tag == protocol.STATUS:
-            return {
-                "returncode": os.waitstatus_to_exitcode(int(body["status"])),
-                "cpu_s": float(body["cpu_s"]),
-            }
-    except (ValueError, KeyError, TypeError):
-        pass
-    return {}
 
 
 def _append(text: str, note: str) -> str:

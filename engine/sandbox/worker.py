@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import Any
 
-from engine.sandbox import fsview, landlock, protocol
+from engine.sandbox import fsview, landlock, memcap, protocol, seccomp
 from engine.sandbox import syscalls as sc
 
 CODE_FD, OUT_FD, ERR_FD, STATUS_FD = 0, 1, 2, 3
@@ -75,6 +75,8 @@ def run_c(
     """Process C, the namespace's init: file-system view, fork D, reap, report D's status."""
     sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
     in_pid_ns = applied.get("pid_namespace") is True and os.getpid() == 1
+    applied["memory_cgroup"] = _join_cgroup(request)
+    applied["ipc_limits"] = _limit_ipc(request, applied.get("ipc_uts_namespace") is True)
     if applied.get("mount_namespace") is True:
         try:
             fsview.build(
@@ -106,7 +108,8 @@ def run_c(
                 "cpu_s": usage.ru_utime + usage.ru_stime,
                 "max_rss_kb": usage.ru_maxrss,
             }
-            status.send(protocol.pack(protocol.STATUS, body))
+            with contextlib.suppress(OSError):
+                status.send(protocol.pack(protocol.STATUS, body), socket.MSG_DONTWAIT)
             break
     if not in_pid_ns:
         _kill_group(child)
@@ -136,11 +139,13 @@ def run_d(
     except OSError as exc:
         applied["no_new_privs"] = f"failed: {exc.strerror}"
     applied["landlock"] = _landlock(request, applied.get("filesystem_view") is True)
+    applied["seccomp"] = _seccomp(applied)
     if applied.get("filesystem_view") is not True:
         os.chdir(request["fallback_scratch"])
     applied["scratch_dir"] = os.getcwd()
     sys.path[:] = [p for p in request["python_paths"] if p]
     status.send(protocol.pack(protocol.READY, {"applied": applied}))
+    status.close()  # the code never holds the channel the host reads its exit status from
     header, code = _read_code()
     if header is None:
         os._exit(0)
@@ -168,26 +173,52 @@ def run_d(
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    _report_done(status, code_rc)
     os._exit(code_rc)
 
 
-def _report_done(status: socket.socket, code_rc: int) -> None:
-    """Tell the host the exit status now: tearing down a large address space takes ms.
+def _join_cgroup(request: dict[str, Any]) -> bool | str:
+    """Put this init (and so everything it forks) in the call's memory cgroup."""
+    path = request.get("cgroup")
+    if not path:
+        return request.get("cgroup_reason") or "unavailable"
+    try:
+        memcap.join(path)
+    except OSError as exc:
+        return f"failed: {exc.strerror or exc}"
+    return True
 
-    The user's code could have written to this socket too; that can only change its own
-    result, and the init's authoritative status still arrives if this one is missing.
-    """
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    for fd in (OUT_FD, ERR_FD):
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    with contextlib.suppress(OSError):
-        status.send(
-            protocol.pack(
-                protocol.DONE, {"returncode": code_rc, "cpu_s": usage.ru_utime + usage.ru_stime}
-            )
-        )
+
+def _limit_ipc(request: dict[str, Any], own_namespace: bool) -> bool | str:
+    """Cap System V shared memory and message queues in the call's own IPC namespace."""
+    if not own_namespace:
+        return "unavailable: no IPC namespace"
+    cap = int(request["memory_cap_bytes"])
+    settings = {
+        "kernel/shmmax": cap,
+        "kernel/shmall": max(1, cap // resource.getpagesize()),
+        "kernel/msgmni": 64,
+    }
+    try:
+        for name, value in settings.items():
+            with open(f"/proc/sys/{name}", "w") as f:
+                f.write(str(value))
+    except OSError as exc:
+        return f"failed: {exc.strerror or exc}"
+    return True
+
+
+def _seccomp(applied: dict[str, Any]) -> bool | str:
+    """Refuse keyrings always; SysV IPC without an IPC namespace; memfds and user
+    namespaces without a memory cgroup (see engine/sandbox/seccomp.py)."""
+    refused = seccomp.KEYRINGS
+    if applied.get("ipc_uts_namespace") is not True:
+        refused += seccomp.SYSV_IPC
+    uncapped = applied.get("memory_cgroup") is not True
+    if uncapped:
+        refused += seccomp.UNCAPPED_MEMORY
+    if applied.get("no_new_privs") is not True:
+        return "unavailable: needs no_new_privs"
+    return seccomp.install(refused, refuse_user_namespaces=uncapped)
 
 
 def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:

@@ -31,6 +31,7 @@ def main(fd: int, project_root: str) -> None:
     warm_up()
     template = build_namespace()
     syscalls.libc()
+    _hide_command_line()
     hidden = os.path.realpath(project_root)
     paths = [p for p in sys.path if p and os.path.realpath(p) != hidden]
     for name in _THREAD_VARS:
@@ -57,6 +58,25 @@ def main(fd: int, project_root: str) -> None:
             for descriptor in fds:
                 os.close(descriptor)
     os._exit(0)
+
+
+def _hide_command_line(title: bytes = b"apollo-sandbox") -> None:
+    """Overwrite this process's argv area, so a worker's ``/proc/1/cmdline`` shows only
+    ``title`` instead of the interpreter's path and the project's install path."""
+    import ctypes
+
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48, 49)
+    except (OSError, ValueError, IndexError):
+        return
+    if end - start <= len(title):
+        return
+    ctypes.memset(start, 0, end - start)
+    ctypes.memmove(start, title, len(title))
+    libc = syscalls.libc()
+    libc.prctl(15, ctypes.c_char_p(title[:15]), 0, 0, 0)  # PR_SET_NAME
 
 
 def _spawn(request: dict, fds: list[int], template: dict) -> None:

@@ -24,7 +24,8 @@ class PythonCodeTool:
     """Runs a tag body as Python; the text is the reference's JSON, the score 0 or 1.
 
     Recognised settings: ``python_code_timeout`` (seconds) and ``enable_python_code``.
-    Failures of the user's code are results; failures of the sandbox raise ``ToolError``.
+    Failures of the user's code are results; any failure of the sandbox raises ``ToolError``
+    (recorded as a tool failure), never another exception.
     """
 
     name = NAME
@@ -50,6 +51,9 @@ class PythonCodeTool:
             outcome = await self._sandbox.run(tool_input, timeout=_timeout(settings))
         except SandboxError as exc:
             raise ToolError(str(exc), kind="sandbox") from exc
+        except Exception as exc:  # noqa: BLE001 - any other failure is still the sandbox's
+            log.warning("sandbox_call_failed", error=repr(exc))
+            raise ToolError(f"the sandbox failed: {exc!r}", kind="sandbox") from exc
         text, score = tool_json(outcome)
         return ToolResult(text=text, score=score)
 
