@@ -41,6 +41,7 @@ def resolves(dotted: str) -> bool:
 
 
 def test_every_engine_package_is_described() -> None:
+    """Every engine package is described in the architecture doc."""
     text = DOC.read_text(encoding="utf-8")
     packages = sorted(p.parent.name for p in (ROOT / "engine").glob("*/__init__.py"))
     assert packages, "no engine packages found"
@@ -48,12 +49,14 @@ def test_every_engine_package_is_described() -> None:
 
 
 def test_every_path_the_doc_names_exists() -> None:
+    """Every path the architecture doc names exists in the repository."""
     paths = named_paths(DOC.read_text(encoding="utf-8"))
     assert len(paths) > 20
     assert [path for path in paths if not (ROOT / path.rstrip("/")).exists()] == []
 
 
 def test_every_module_and_function_the_doc_names_exists() -> None:
+    """Every module and function the architecture doc names resolves to a real object."""
     names = named_objects(DOC.read_text(encoding="utf-8"))
     assert len(names) > 20
     assert [name for name in names if not resolves(name)] == []
@@ -67,11 +70,13 @@ def test_every_module_and_function_the_doc_names_exists() -> None:
     ],
 )
 def test_the_doc_check_reads_paths_and_names(text: str, paths: list[str], objects: list[str]) -> None:
+    """The doc check picks out the paths and the dotted names a text mentions."""
     assert named_paths(text) == paths
     assert named_objects(text) == objects
 
 
 def test_a_missing_name_does_not_resolve() -> None:
+    """A dotted name for a missing attribute or package does not resolve."""
     assert resolves("handlers.routes.ROUTES")
     assert not resolves("handlers.routes.NO_SUCH_TABLE")
     assert not resolves("engine.no_such_package.thing")

@@ -60,6 +60,7 @@ def unexplained(source: str, filename: str = "<source>") -> list[int]:
 
 
 def test_every_function_level_project_import_says_what_it_defers() -> None:
+    """Every function-level import of project code has a comment saying what it defers."""
     offenders = [
         f"{path.relative_to(ROOT)}:{line}"
         for package in PACKAGES
@@ -70,6 +71,7 @@ def test_every_function_level_project_import_says_what_it_defers() -> None:
 
 
 def test_an_import_without_the_comment_is_reported() -> None:
+    """Function-level project imports without the comment are reported by line; stdlib ones are not."""
     source = (
         "import json\n"
         "from engine.errors import EngineError\n"
@@ -89,6 +91,7 @@ def test_an_import_without_the_comment_is_reported() -> None:
 
 
 def test_a_comment_above_a_block_of_imports_covers_the_block() -> None:
+    """A deferral comment above a block of imports covers that block but not a later one."""
     source = (
         "def f():\n"
         "    # deferred: pulls in openai\n"

@@ -58,17 +58,20 @@ def outside_tree(package: str, root: type[Exception]) -> list[str]:
 
 @pytest.mark.parametrize("package", list(ROOTS))
 def test_every_exception_a_layer_defines_derives_from_its_root(package: str) -> None:
+    """Every exception a layer defines derives from that layer's root error."""
     assert outside_tree(package, ROOTS[package]) == []
 
 
 @pytest.mark.parametrize("package", list(ROOTS))
 def test_each_layer_defines_exceptions_the_check_can_see(package: str) -> None:
+    """The check finds each layer's root error and at least one other exception in it."""
     found = [cls for name in module_names(package) for cls in exceptions_defined_in(importlib.import_module(name))]
     assert ROOTS[package] in found
     assert len(found) > 1
 
 
 def test_an_error_outside_its_layers_tree_is_reported() -> None:
+    """An exception defined outside its layer's error tree is reported."""
     module = ModuleType("handlers.stray")
     exec("class Stray(ValueError):\n    pass\n", module.__dict__)
     module.__dict__["Stray"].__module__ = module.__name__
@@ -76,6 +79,7 @@ def test_an_error_outside_its_layers_tree_is_reported() -> None:
 
 
 def test_errors_that_are_also_builtin_errors_keep_that_base() -> None:
+    """Project errors that are also built-in errors keep that built-in base class."""
     from engine.models.scripted import ScriptError
     from engine.nats.publisher import PublishTimeout
     from engine.rag.libraries import UnknownLibraryError

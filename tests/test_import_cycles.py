@@ -127,15 +127,18 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_module_takes_part_in_an_import_circle() -> None:
+    """No project module takes part in an import cycle."""
     assert circles(import_graph()) == []
 
 
 def test_the_detector_reports_each_circle_with_its_members() -> None:
+    """The cycle detector reports each cycle with exactly its members."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]
 
 
 def test_function_level_importlib_and_relative_imports_count_but_type_checking_ones_do_not() -> None:
+    """Function-level, importlib and relative imports count as edges; TYPE_CHECKING imports do not."""
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
@@ -152,6 +155,7 @@ def test_function_level_importlib_and_relative_imports_count_but_type_checking_o
 
 
 def test_importing_a_submodule_counts_as_importing_its_package_init() -> None:
+    """Importing a submodule counts as importing its package's __init__ as well."""
     graph = import_graph()
     assert "engine.cli.solve" in graph["engine.cli.main"]
     assert "engine.plugins" in graph["engine.cli.plugins"]  # `from engine.plugins import ...`

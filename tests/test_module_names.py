@@ -38,10 +38,12 @@ def shadowing(root: Path) -> list[str]:
 
 
 def test_no_module_or_package_shadows_the_standard_library() -> None:
+    """No project module or package is named like a standard library module."""
     assert shadowing(ROOT) == []
 
 
 def test_a_module_or_package_named_like_the_standard_library_is_reported(tmp_path: Path) -> None:
+    """A module or package named like a standard library module is reported."""
     (tmp_path / "engine" / "app").mkdir(parents=True)
     (tmp_path / "engine" / "app" / "logging.py").write_text("")
     (tmp_path / "handlers" / "json").mkdir(parents=True)

@@ -29,6 +29,7 @@ def imports_of_tests(source: str) -> list[int]:
 
 
 def test_no_benchmark_example_or_package_module_imports_tests() -> None:
+    """No benchmark, example or package module imports from tests."""
     offenders = [
         f"{path.relative_to(ROOT)}:{line}"
         for folder in OUTSIDE_TESTS
@@ -39,6 +40,7 @@ def test_no_benchmark_example_or_package_module_imports_tests() -> None:
 
 
 def test_an_import_of_tests_is_found_wherever_it_sits() -> None:
+    """An import of tests is found at module or function level, but a look-alike name is not."""
     source = (
         "import tests.support.cluster\n"
         "from testsuite import x\n"

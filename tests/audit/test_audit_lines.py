@@ -24,6 +24,7 @@ TRAINED = RolloutTrained(event_id="y", run_id="r", occurred_at=NOW, trajectory_i
 
 
 def test_a_regrade_and_a_training_are_one_line_each() -> None:
+    """A re-grade and a trained trajectory each summarise as one line, unversioned ones saying so."""
     assert summary(REGRADED) == "answer '42\\ntext' re-graded: 1 by math -> 0 by exact 0a833d16e19e"
     assert summary(TRAINED) == "trajectory trained by train-demo at step 3 (policy v2, reward 1)"
     unversioned = msgspec.structs.replace(TRAINED, policy_version=None, reward=None)
@@ -31,12 +32,14 @@ def test_a_regrade_and_a_training_are_one_line_each() -> None:
 
 
 def test_a_graded_answer_names_its_grader_version() -> None:
+    """A graded answer's summary names the grader and its version."""
     graded = AnswerGraded(event_id="g", run_id="r", occurred_at=NOW, step=1, answer="42", score=1.0, method="math",
                           grader="math", grader_version="69412f1c0fff")
     assert summary(graded) == "answer '42': score 1 by math 69412f1c0fff (answer)"
 
 
 def test_the_timeline_and_the_page_show_them_after_the_runs_events() -> None:
+    """The timeline and the HTML page show re-grade and training lines after the run's own events."""
     records = golden("good_code_then_answer")
     last = records[-1].seq
     run_id = records[0].event.run_id

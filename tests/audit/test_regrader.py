@@ -85,6 +85,7 @@ async def test_a_run_with_no_answer_records_nothing_and_keeps_its_zero() -> None
 
 
 async def test_a_run_without_ground_truth_is_skipped() -> None:
+    """A run without ground truth is skipped by the regrader and records no re-grade."""
     records = await _reason_run(["<answer>\\boxed{5}</answer>"], truth=None)
     result, after = await _regrade(records, "exact")
     assert (result.plan.skipped, result.outcomes, _regrades(after)) == (NO_GROUND_TRUTH, [], [])

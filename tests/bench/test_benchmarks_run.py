@@ -47,6 +47,7 @@ header says so; with any options, the cores the target would take at a concurren
 
 
 def test_every_benchmark_script_has_a_small_run_here() -> None:
+    """Every benchmark script except rag and rl_loop has a small run listed here."""
     scripts = {path.name for path in (ROOT / "bench").glob("*.py") if not path.name.startswith("_")}
     assert scripts - set(SMALL_RUNS) == {"rag.py", "rl_loop.py"}  # rl_loop.py: tests/bench/test_rl_loop_bench.py
 
@@ -54,6 +55,7 @@ def test_every_benchmark_script_has_a_small_run_here() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMALL_RUNS))
 def test_benchmark_runs_to_its_ratio(script: str) -> None:
+    """Each benchmark script's small run exits cleanly and prints its ratio and expected lines."""
     done = subprocess.run(  # noqa: S603 - our own scripts
         [sys.executable, f"bench/{script}", *SMALL_RUNS[script]],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
@@ -70,6 +72,7 @@ def test_benchmark_runs_to_its_ratio(script: str) -> None:
     [("--jitter-ms", "-3", "must be 0 or more"), ("--concurrencies", "0", "must be 1 or more")],
 )
 def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: str, complaint: str) -> None:
+    """The episode benchmark refuses an out-of-range option with exit 2, naming it, without a traceback."""
     done = subprocess.run(  # noqa: S603 - our own script
         [sys.executable, "bench/episode.py", option, value],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,

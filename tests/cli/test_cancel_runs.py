@@ -44,6 +44,7 @@ def _interrupted_solve(data: Path, model: FakeModel, run_id: str) -> None:
 
 
 def test_an_interrupted_solve_is_cancelled_shown_as_such_and_left_alone_by_workers(tmp_path: Path) -> None:
+    """A cancelled interrupted solve is listed and shown as cancelled, and later workers never resume it."""
     data = tmp_path / "data"
     with fake_model_server("--latency-ms", "4000") as model:
         _interrupted_solve(data, model, "solve-stopped")

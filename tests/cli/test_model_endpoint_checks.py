@@ -50,6 +50,7 @@ def _run_ids(data: Path) -> list[str]:
 
 
 def test_solve_with_nothing_listening_at_the_model_url_says_refused_and_submits_nothing(tmp_path: Path) -> None:
+    """Solve against a closed model port reports connection refused, not a timeout, and submits nothing."""
     url = _nothing_listening()
     code, out, err = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5",
                             "--model", "smollm2", "--model-url", url)
@@ -64,6 +65,7 @@ def test_solve_with_nothing_listening_at_the_model_url_says_refused_and_submits_
 
 
 def test_solve_refuses_a_model_the_server_does_not_serve(model: FakeModel, tmp_path: Path) -> None:
+    """Solve refuses a model the server does not serve, naming the models it does serve."""
     code, out, err = apollo(tmp_path / "data", "solve", "What is 2+3?", "--answer", "5",
                             "--model", "smollm2", "--model-url", model.url)
     assert code == 1
@@ -93,6 +95,7 @@ def test_solve_whose_model_server_fails_reports_the_run_not_completed_and_exits_
 
 
 def test_fork_with_nothing_listening_at_the_model_url_makes_no_fork(parent: tuple[Path, str]) -> None:
+    """Fork against a closed model port reports connection refused and makes no fork."""
     data, run_id = parent
     url = _nothing_listening()
     runs = _run_ids(data)
@@ -107,6 +110,7 @@ def test_fork_with_nothing_listening_at_the_model_url_makes_no_fork(parent: tupl
 
 
 def test_fork_refuses_a_model_the_server_does_not_serve(parent: tuple[Path, str], model: FakeModel) -> None:
+    """Fork refuses a model the server does not serve, naming the models it does serve."""
     data, run_id = parent
     code, _, err = apollo(data, "fork", run_id, "--at", "2", "--model", "smollm2", "--model-url", model.url)
     assert code == 1
@@ -116,6 +120,7 @@ def test_fork_refuses_a_model_the_server_does_not_serve(parent: tuple[Path, str]
 
 def test_fork_whose_model_server_fails_reports_the_fork_not_completed_and_exits_1(parent: tuple[Path, str],
                                                                                    tmp_path: Path) -> None:
+    """A fork whose model server fails is reported as not completed (model_failed) and exits 1."""
     data, run_id = parent
     config = tmp_path / "no-retries.yaml"
     config.write_text(NO_RETRIES)

@@ -16,12 +16,14 @@ from tests.cli.support import ROOT, apollo
 @pytest.mark.parametrize("args", [["runs"], ["show", "solve-abc1"], ["replay", "solve-abc1", "--verify"],
                                   ["diff", "solve-abc1", "solve-abd2"]], ids=lambda args: args[0])
 def test_reading_commands_do_not_log_the_embedded_server(two_runs: Path, args: list[str]) -> None:
+    """Reading commands do not log the embedded server's start."""
     code, out, err = apollo(two_runs, *args)
     assert code == 0 and out, err[-2000:]
     assert "embedded_server_started" not in err
 
 
 def test_export_does_not_log_the_embedded_server(two_runs: Path, tmp_path: Path) -> None:
+    """Export does not log the embedded server's start."""
     code, _, err = apollo(two_runs, "export", "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"))
     assert code == 0, err[-2000:]
     assert "embedded_server_started" not in err

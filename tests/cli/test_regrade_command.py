@@ -103,6 +103,7 @@ def test_regrade_with_another_grader_reports_flips_records_once_and_resumes(
 
 
 def test_an_unknown_grader_is_one_line_naming_the_built_in_ones(recorded: tuple[Path, Path, list[str]]) -> None:
+    """An unknown grader is refused in one line that names the built-in graders."""
     data, _, _ = recorded
     code, out, err = apollo(data, "regrade", "--grader", "lenient")
     assert code == 2 and out == ""
@@ -111,6 +112,7 @@ def test_an_unknown_grader_is_one_line_naming_the_built_in_ones(recorded: tuple[
 
 
 def test_an_unknown_run_is_one_line(recorded: tuple[Path, Path, list[str]]) -> None:
+    """Regrading an unknown run fails with one line and no traceback."""
     data, _, _ = recorded
     code, _, err = apollo(data, "regrade", "no-such-run", "--grader", "exact")
     assert code == 1

@@ -25,6 +25,7 @@ def _script(tmp_path: Path) -> Path:
 
 @pytest.mark.nats
 def test_rollouts_submits_every_group_and_keeps_the_bound(tmp_path: Path) -> None:
+    """Rollouts submits every group while keeping open groups within --max-in-flight."""
     code, out, err = apollo(tmp_path / "data", "rollouts", "--dataset", str(_dataset(tmp_path, 3)), "--samples", "2",
                             "--max-in-flight", "1", "--model", f"scripted:{_script(tmp_path)}", "--json")
     assert code == 0, err[-2000:]
@@ -43,6 +44,7 @@ def test_rollouts_submits_every_group_and_keeps_the_bound(tmp_path: Path) -> Non
     ],
 )
 def test_rollouts_refuses_garbage_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    """Rollouts refuses invalid options with a one-line message and no traceback."""
     code, _, err = apollo(tmp_path / "data", "rollouts", "--dataset", str(_dataset(tmp_path, 1)), *args)
     assert code != 0
     assert message in err
@@ -50,6 +52,7 @@ def test_rollouts_refuses_garbage_options_in_one_line(tmp_path: Path, args: list
 
 
 def test_rollouts_names_a_missing_dataset(tmp_path: Path) -> None:
+    """Rollouts names a missing dataset file and exits 1 without a traceback."""
     code, _, err = apollo(tmp_path / "data", "rollouts", "--dataset", str(tmp_path / "nope.jsonl"), "--samples", "1",
                           "--max-in-flight", "1")
     assert code == 1
@@ -66,6 +69,7 @@ def test_rollouts_names_a_missing_dataset(tmp_path: Path) -> None:
     ],
 )
 def test_policy_sync_wants_exactly_one_usable_way_to_reload(tmp_path: Path, args: list[str], message: str) -> None:
+    """Policy-sync refuses unless given exactly one usable way to reload, without a traceback."""
     code, _, err = apollo(tmp_path / "data", "policy-sync", *args)
     assert code != 0
     assert message in err

@@ -23,6 +23,7 @@ class _Clock:
 
 
 def test_the_line_counts_ended_and_open_groups_failed_runs_and_the_rate() -> None:
+    """The progress line counts ended and open groups, failed runs, and the groups-per-minute rate."""
     driver, clock = _Driver(), _Clock()
     progress = RolloutProgress(driver, 8, stream=io.StringIO(), clock=clock)
     driver.stats.groups_done, driver.stats.runs_failed, driver.open_groups = 3, 1, 2
@@ -31,6 +32,7 @@ def test_the_line_counts_ended_and_open_groups_failed_runs_and_the_rate() -> Non
 
 
 def test_off_a_terminal_a_line_is_written_at_most_every_interval_and_always_at_the_end() -> None:
+    """Off a terminal, progress lines are written at most once per interval and always at the end."""
     driver, clock, stream = _Driver(), _Clock(), io.StringIO()
     progress = RolloutProgress(driver, 2, stream=stream, interval=5.0, clock=clock)
     progress.draw()

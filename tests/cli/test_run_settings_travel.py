@@ -76,6 +76,7 @@ def _with_engine(data: Path) -> bool:
 
 
 def test_solve_runs_the_model_endpoint_and_config_it_names(data: Path, model: FakeModel, tmp_path: Path) -> None:
+    """Solve runs with the model, endpoint and config its flags name, and says where it ran."""
     calls = model.calls()
     code, out, err = apollo(data, "solve", "--from-dataset", str(DATASET), *_flags(model, tmp_path))
     assert code == 0, err[-2000:]
@@ -87,6 +88,7 @@ def test_solve_runs_the_model_endpoint_and_config_it_names(data: Path, model: Fa
 
 def test_submit_hands_the_engine_its_model_endpoint_and_config(engine: Path, model: FakeModel,
                                                               tmp_path: Path) -> None:
+    """Submit hands the running engine the model, endpoint and config its flags name."""
     calls = model.calls()
     code, out, err = apollo(engine, "submit", "--from-dataset", str(DATASET), *_flags(model, tmp_path))
     assert code == 0, err[-2000:]
@@ -96,6 +98,7 @@ def test_submit_hands_the_engine_its_model_endpoint_and_config(engine: Path, mod
 
 
 def test_submit_without_an_engine_refuses_in_one_line(model: FakeModel, tmp_path: Path) -> None:
+    """Submit without a running engine refuses in one line saying how to start one."""
     code, out, err = apollo(tmp_path / "data", "submit", "What is 2+3?", *_flags(model, tmp_path))
     assert code == 1
     assert out == ""
@@ -104,6 +107,7 @@ def test_submit_without_an_engine_refuses_in_one_line(model: FakeModel, tmp_path
 
 
 def test_run_runs_the_model_endpoint_and_config_it_names(data: Path, model: FakeModel, tmp_path: Path) -> None:
+    """Run uses the model, endpoint and config its flags name, also on a running engine's workers."""
     calls = model.calls()
     out_file = tmp_path / "results.jsonl"
     code, _, err = apollo(data, "run", "--dataset", str(DATASET), "--limit", "1", "--out", str(out_file),
@@ -134,6 +138,7 @@ def test_fork_runs_the_model_endpoint_and_config_it_names(data: Path, model: Fak
 
 def test_rollouts_run_the_model_endpoint_and_config_they_name(data: Path, model: FakeModel,
                                                               tmp_path: Path) -> None:
+    """Rollouts run with the model, endpoint and config their flags name."""
     calls = model.calls()
     prefix = f"travel-{uuid.uuid4().hex[:8]}"
     code, _, err = apollo(data, "rollouts", "--dataset", str(DATASET), "--limit", "1", "--samples", "2",

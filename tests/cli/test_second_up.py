@@ -34,6 +34,7 @@ def _up_again(data: Path) -> tuple[int, str]:
 
 
 def test_a_second_up_names_the_running_engine_and_refuses(tmp_path: Path) -> None:
+    """A second `apollo up` on the same data dir names the running engine, refuses, and leaves it untouched."""
     data = tmp_path / "data"
     with running_engine(data) as first:
         state = json.loads((data / STATE_FILE).read_text())

@@ -19,6 +19,7 @@ from tests.cli.support import apollo
 ])
 def test_a_mistyped_flag_gets_its_commands_usage_and_the_flag_meant(tmp_path: Path, args: list[str],
                                                                      said: str) -> None:
+    """A mistyped flag prints its command's usage and suggests the flag meant."""
     code, out, err = apollo(tmp_path / "data", *args)
     assert code == 2 and out == ""
     assert err.startswith(f"usage: apollo {args[0]} ")
@@ -33,6 +34,7 @@ def test_a_mistyped_flag_gets_its_commands_usage_and_the_flag_meant(tmp_path: Pa
     ("evolve:\n  rounds: 0\n", "evolve.rounds must be a whole number >= 1"),
 ])
 def test_a_wrong_config_value_is_named_by_the_users_key(tmp_path: Path, config: str, said: str) -> None:
+    """A wrong config value is reported by the key the user wrote."""
     path = tmp_path / "apollo.yaml"
     path.write_text(config)
     code, out, err = apollo(tmp_path / "data", "--config", str(path), "runs")

@@ -11,6 +11,7 @@ from engine.cli.argtypes import number, whole_number
 
 @pytest.mark.parametrize(("text", "expected"), [("0", 0), ("7", 7), (" 12 ", 12)])
 def test_whole_numbers_in_range_are_accepted(text: str, expected: int) -> None:
+    """Whole numbers at or above the minimum are accepted as ints."""
     assert whole_number(0)(text) == expected
 
 
@@ -27,11 +28,13 @@ def test_whole_numbers_in_range_are_accepted(text: str, expected: int) -> None:
     ],
 )
 def test_bad_whole_numbers_are_refused_with_the_reason(convert, text: str, message: str) -> None:  # noqa: ANN001
+    """Malformed or out-of-range whole numbers are refused with the reason."""
     with pytest.raises(argparse.ArgumentTypeError, match=message.replace("(", r"\(")):
         convert(text)
 
 
 def test_numbers_take_decimals_down_to_their_minimum() -> None:
+    """Numbers accept decimals down to and including their minimum."""
     assert number(0)("2.5") == 2.5
     assert number(0)("0") == 0.0
 
@@ -46,11 +49,13 @@ def test_numbers_take_decimals_down_to_their_minimum() -> None:
     ],
 )
 def test_bad_numbers_are_refused_with_the_reason(text: str, message: str) -> None:
+    """Malformed or out-of-range numbers are refused with the reason."""
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         number(0)(text)
 
 
 def test_a_parser_turns_the_refusal_into_a_usage_error_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse turns a refused value into a usage error (exit 2) that names the option."""
     parser = argparse.ArgumentParser(prog="tool")
     parser.add_argument("--limit", type=whole_number(1))
     with pytest.raises(SystemExit) as exited:

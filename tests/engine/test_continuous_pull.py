@@ -118,5 +118,6 @@ async def test_pulling_resumes_after_the_server_restarts(nats_server: NatsServer
 
 
 async def test_a_missing_consumer_is_a_clear_error(jetstream_log: JetStreamEventLog) -> None:
+    """Asking for a work queue on a missing consumer raises a setup error naming it."""
     with pytest.raises(StreamSetupError, match="no-such-consumer"):
         await jetstream_log.work_queue("no-such-consumer")

@@ -63,6 +63,7 @@ async def _completed(log: InMemoryEventLog, run_id: str) -> bool:
 
 
 async def test_a_decision_taken_ahead_is_not_taken_again_on_delivery() -> None:
+    """A decision taken ahead of delivery is not taken again when the event is delivered."""
     log = InMemoryEventLog()
     runs = [f"r-{index}" for index in range(5)]
     for run_id in runs:
@@ -96,6 +97,7 @@ class WithheldRunStarted(InMemoryEventLog):
 
 
 async def test_the_worker_that_appends_an_event_decides_on_it_without_waiting_for_delivery() -> None:
+    """The worker that appends an event decides on it without waiting for its delivery."""
     log = WithheldRunStarted()
     await log.append(submitted("r-ahead"))
     flow = Flow()
@@ -104,6 +106,7 @@ async def test_the_worker_that_appends_an_event_decides_on_it_without_waiting_fo
 
 
 async def test_a_decider_that_fails_ahead_is_decided_again_on_delivery() -> None:
+    """A decider that fails ahead of delivery is retried on delivery without recording a failure."""
     log = InMemoryEventLog()
     await log.append(submitted("r-retry"))
     flow = Flow(fail_first=1)
@@ -115,6 +118,7 @@ async def test_a_decider_that_fails_ahead_is_decided_again_on_delivery() -> None
 
 
 async def test_workers_sharing_a_queue_record_every_decision_once() -> None:
+    """Workers sharing a queue record each run's events exactly once."""
     log = InMemoryEventLog()
     runs = [f"r-shared-{index}" for index in range(20)]
     for run_id in runs:

@@ -60,6 +60,7 @@ async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
 
 
 async def test_ended_runs_leave_the_cache_and_runs_in_flight_stay() -> None:
+    """Ended runs leave the history cache while runs still in flight stay cached."""
     log = InMemoryEventLog()
     finishing, open_run = [f"{FINISHING}-{index}" for index in range(3)], "open-0"
     for run_id in [*finishing, open_run]:
@@ -81,6 +82,7 @@ async def test_ended_runs_leave_the_cache_and_runs_in_flight_stay() -> None:
 
 
 async def test_an_event_after_a_run_ended_is_decided_on_its_whole_history() -> None:
+    """An event arriving after a run ended and left the cache is decided on the run's whole history."""
     log = InMemoryEventLog()
     run_id = f"{FINISHING}-late"
     await log.append(submitted(run_id))
@@ -105,6 +107,7 @@ async def _ended(log: InMemoryEventLog, run_id: str, times: int) -> bool:
 
 
 async def test_an_append_never_restarts_a_forgotten_run_from_a_partial_history() -> None:
+    """The cache never extends a forgotten run, or one not ending at the given seq, from a partial history."""
     log = InMemoryEventLog()
     histories = RunHistories(log)
     first = await log.append(submitted("r"))
@@ -133,6 +136,7 @@ class CountingReads(InMemoryEventLog):
 
 
 async def test_a_submission_that_opened_its_run_is_handled_without_reading_history() -> None:
+    """A submission that opened its run is handled without reading the run's history from the log."""
     log = CountingReads()
     opened, plain = f"{FINISHING}-opened", f"{FINISHING}-plain"
     await submit(log, submitted(opened))

@@ -24,6 +24,7 @@ def _run(code: str) -> str:
 
 
 def test_objects_alive_at_start_up_are_frozen_and_later_ones_are_not() -> None:
+    """Objects alive at start-up are frozen by the GC and objects made later are not."""
     out = _run(
         """
         import gc
@@ -41,6 +42,7 @@ def test_objects_alive_at_start_up_are_frozen_and_later_ones_are_not() -> None:
 
 
 def test_garbage_cycles_made_before_the_freeze_are_collected_not_frozen() -> None:
+    """Garbage cycles made before the freeze are collected rather than frozen."""
     out = _run(
         """
         import gc, weakref
@@ -61,6 +63,7 @@ def test_garbage_cycles_made_before_the_freeze_are_collected_not_frozen() -> Non
 
 
 def test_garbage_cycles_made_after_the_freeze_are_still_collected() -> None:
+    """Garbage cycles made after the freeze are still collected."""
     out = _run(
         """
         import gc, weakref

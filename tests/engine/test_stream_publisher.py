@@ -19,6 +19,7 @@ async def _never_answer(msg) -> None:  # noqa: ANN001 - nats callback
 
 
 async def test_concurrent_appends_each_get_their_own_sequence(jetstream_log: JetStreamEventLog) -> None:
+    """Concurrent appends each get their own stream sequence, matching what is stored."""
     events = [submitted(run_id=f"pub-{i}") for i in range(200)]
     appended = await asyncio.gather(*(jetstream_log.append(event) for event in events))
     assert sorted(a.seq for a in appended) == list(range(1, 201))
@@ -27,6 +28,7 @@ async def test_concurrent_appends_each_get_their_own_sequence(jetstream_log: Jet
 
 
 async def test_a_repeated_message_id_is_reported_as_a_duplicate(jetstream_log: JetStreamEventLog) -> None:
+    """Appending an event again is reported as a duplicate at the first append's sequence."""
     event = submitted(run_id="dup")
     first = await jetstream_log.append(event)
     again = await jetstream_log.append(event)
@@ -35,6 +37,7 @@ async def test_a_repeated_message_id_is_reported_as_a_duplicate(jetstream_log: J
 
 
 async def test_a_failed_expectation_is_run_moved_on(jetstream_log: JetStreamEventLog) -> None:
+    """An append expecting a stale run sequence raises RunMovedOn."""
     first = await jetstream_log.append(submitted(run_id="moved"))
     await jetstream_log.append(submitted(run_id="moved", event_id="second"))
     with pytest.raises(RunMovedOn):
@@ -42,6 +45,7 @@ async def test_a_failed_expectation_is_run_moved_on(jetstream_log: JetStreamEven
 
 
 async def test_a_subject_no_stream_stores_is_refused_not_hung(jetstream_log: JetStreamEventLog) -> None:
+    """Publishing to a subject no stream stores is refused promptly instead of hanging."""
     with pytest.raises(PublishError, match="refused: no stream"):
         await jetstream_log.append_raw("nobody.stores.this", b"{}")
 
@@ -61,6 +65,7 @@ async def test_silence_fails_after_the_timeout(nats_server: NatsServerProcess) -
 
 @pytest.mark.parametrize("reply", [b"not json", b'{"stream": "S"}', b"[1, 2]", b'{"seq": "seven"}'])
 async def test_a_garbage_acknowledgement_is_a_clear_refusal(nats_server: NatsServerProcess, reply: bytes) -> None:
+    """A garbage acknowledgement reply is a clear PublishRefused naming the acknowledgement."""
     nc = await nats.connect(nats_server.url)
     try:
         async def answer(msg) -> None:  # noqa: ANN001 - nats callback
@@ -85,6 +90,7 @@ async def _unanswered(nc: nats.NATS, subject: str, ack_timeout: float) -> tuple[
 
 
 async def test_closing_fails_publishes_still_waiting(nats_server: NatsServerProcess) -> None:
+    """Closing the publisher fails publishes still waiting for an acknowledgement with a timeout."""
     nc = await nats.connect(nats_server.url)
     try:
         publisher, waiting = await _unanswered(nc, "slow.subject", 30.0)

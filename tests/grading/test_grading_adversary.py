@@ -64,6 +64,7 @@ def test_no_mutant_contradicts_its_kind_by_the_adversarys_own_evaluator(operator
 
 
 def test_a_digit_edit_that_keeps_the_value_is_not_a_mutant() -> None:
+    """Digit edits that leave the gold's value unchanged are not offered as mutants."""
     assert all(Fraction(m) != Fraction("0.5") for m in _all("digit_deleted", "0.50"))
     assert "0.50" not in _all("digit_changed", "0.50")
 
@@ -79,6 +80,7 @@ def test_a_decimal_gold_is_not_mutated_within_its_stated_precision() -> None:
 
 
 def test_values_that_are_their_own_power_or_factorial_are_skipped() -> None:
+    """Golds that equal their own power, factorial or binomial get no such mutants."""
     for gold in ("0", "1"):
         assert not _all("power_word_appended", gold)
         assert not _all("whole_powered", gold)
@@ -97,6 +99,7 @@ def test_layout_is_never_put_before_a_group_of_three_digits() -> None:
 
 
 def test_infinite_golds_get_no_tiny_term() -> None:
+    """Infinite golds get no tiny-term mutant, since adding one keeps the value."""
     assert not _all("tiny_term_added", "\\infty")
     assert not _all("tiny_term_added", "-\\infty")
 
@@ -115,12 +118,14 @@ def test_a_gold_with_a_latex_comment_is_never_mutated() -> None:
 
 
 def test_reply_mutants_are_graded_on_their_extracted_final_answer() -> None:
+    """Reply mutants are graded on the final answer extracted from the reply."""
     block = OPERATORS["answer_block"]
     assert grade_mutant(block, "Thinking.\n<answer>\\boxed{42}</answer>", "42").score == 1.0
     assert grade_mutant(block, "no box at all", "42").detail == "no answer"
 
 
 def test_sampling_is_reproducible_and_never_repeats_a_mutant() -> None:
+    """Mutant sampling is reproducible for a seed and never repeats a mutant."""
     for operator in (OPERATORS["digit_changed"], OPERATORS["percent_for_money"]):
         first = sample_mutants(operator, GOLDS, 50, seed=3)
         assert [m.text for m in first] == [m.text for m in sample_mutants(operator, GOLDS, 50, seed=3)]
@@ -128,10 +133,12 @@ def test_sampling_is_reproducible_and_never_repeats_a_mutant() -> None:
 
 
 def test_every_operator_has_a_kind_and_the_kinds_are_the_two_of_the_issue() -> None:
+    """Every operator is either meaning-changing or meaning-preserving, and both kinds occur."""
     assert {op.kind for op in operators()} == {CHANGING, PRESERVING}
 
 
 def test_golds_are_read_the_way_each_benchmark_publishes_its_answer(tmp_path: Path) -> None:
+    """Golds are read from each benchmark's own answer format and from the labelled cases."""
     data, cases = tmp_path / "data", tmp_path / "cases"
     data.mkdir()
     cases.mkdir()
@@ -148,6 +155,7 @@ def test_golds_are_read_the_way_each_benchmark_publishes_its_answer(tmp_path: Pa
 
 
 def test_the_evaluator_is_exact_on_rationals_and_refuses_what_it_cannot_read() -> None:
+    """The evaluator compares rationals exactly, declines ambiguous forms and refuses what it cannot read."""
     assert same_value("2000001", "2000000") is False
     assert same_value("10^{30} + 1", "10^{30}") is False
     assert same_value("0.5", "\\frac12") is True

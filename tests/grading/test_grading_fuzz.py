@@ -58,6 +58,7 @@ def _false_positive_message(mutant: Mutant, detail: str) -> str:
 
 
 def test_the_adversary_has_40_changing_and_20_preserving_operators_each_with_a_description() -> None:
+    """The adversary has enough changing and preserving operators, each described and targeted."""
     assert len(CHANGING_OPERATORS) >= MIN_CHANGING
     assert len(PRESERVING_OPERATORS) >= MIN_PRESERVING
     for operator in operators():
@@ -66,6 +67,7 @@ def test_the_adversary_has_40_changing_and_20_preserving_operators_each_with_a_d
 
 
 def test_the_golds_cover_every_benchmark_and_the_labelled_cases() -> None:
+    """The golds cover the labelled cases and, when data is present, every benchmark, without repeats."""
     sources = {gold.source.split("/")[0] for gold in GOLDS}
     assert "cases" in sources
     if len(sources) > 1:  # shared/data is present
@@ -75,6 +77,7 @@ def test_the_golds_cover_every_benchmark_and_the_labelled_cases() -> None:
 
 @pytest.mark.parametrize("operator", CHANGING_OPERATORS + PRESERVING_OPERATORS, ids=lambda op: op.name)
 def test_every_operator_applies_to_some_golds(operator: Operator) -> None:
+    """Every operator yields enough mutants from the golds to be exercised."""
     wanted = EXERCISED if operator.kind == CHANGING else 1
     assert len(sample_mutants(operator, GOLDS, wanted)) >= wanted
 
@@ -92,6 +95,7 @@ def test_every_changing_operator_is_exercised_and_its_mutants_grade_0(operator: 
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_meaning_changing_mutants_of_any_gold_grade_0(data: st.DataObject) -> None:
+    """Meaning-changing mutants of any gold are graded wrong."""
     operator = data.draw(st.sampled_from(CHANGING_OPERATORS), label="operator")
     gold = data.draw(st.sampled_from(applicable_golds(operator.name)), label="gold")
     text = operator(gold.text, random.Random(data.draw(st.integers(0, 2**32 - 1), label="seed")))
@@ -127,6 +131,7 @@ FOUND_FALSE_POSITIVES = [
 
 @pytest.mark.parametrize(("name", "gold", "text"), FOUND_FALSE_POSITIVES)
 def test_false_positives_the_fuzz_bench_found_grade_0(name: str, gold: str, text: str) -> None:
+    """False positives the fuzz bench once found are now graded wrong."""
     mutant = Mutant(next(op for op in CHANGING_OPERATORS if op.name == name), Gold(gold, "bench"), text)
     grade = mutant.grade()
     assert not mutant.wrong(grade), _false_positive_message(mutant, grade.detail)

@@ -37,6 +37,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_pool_workers_end_when_their_owner_is_killed() -> None:
+    """Grading pool workers exit when the process that owns them is killed."""
     owner = subprocess.Popen([sys.executable, "-c", OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
     try:
         line = owner.stdout.readline() if owner.stdout else ""

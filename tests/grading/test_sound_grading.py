@@ -49,6 +49,7 @@ WRONG = [
 
 @pytest.mark.parametrize(("answer", "gold", "why"), WRONG, ids=[row[0] for row in WRONG])
 def test_a_wrong_answer_of_each_class_scores_zero(answer: str, gold: str, why: str) -> None:
+    """A wrong answer of each known trap class scores zero."""
     grade = grade_math(answer, gold)
     assert grade.score == 0.0, f"{why}: {grade.detail}"
 
@@ -67,11 +68,13 @@ HIDDEN_OR_HEDGED = [
 
 @pytest.mark.parametrize("reply", HIDDEN_OR_HEDGED)
 def test_a_box_a_reader_never_sees_or_a_hedge_never_earns_the_reward(reply: str) -> None:
+    """A box a reader would never see, or a hedge between answers, never earns the reward."""
     answer = extract_final_answer(reply)
     assert grade_answer(answer, "42").score == 0.0, answer
 
 
 def test_the_same_answer_boxed_twice_is_not_a_hedge() -> None:
+    """The same answer boxed twice in different forms is not a hedge and scores 1."""
     answer = extract_final_answer("So \\boxed{\\frac{1}{2}}, that is \\boxed{0.5}.")
     grade = grade_answer(answer, "\\frac12")
     assert grade.score == 1.0, grade.detail
@@ -95,11 +98,13 @@ RIGHT = [
 
 @pytest.mark.parametrize(("answer", "gold"), RIGHT)
 def test_units_angles_relations_and_forms_are_read_for_what_they_mean(answer: str, gold: str) -> None:
+    """Units, angles, relations and alternative forms are graded by what they mean."""
     grade = grade_math(answer, gold)
     assert grade.score == 1.0, grade.detail
 
 
 def test_the_detail_names_every_unit_constant_and_word_read() -> None:
+    """The grade detail names every unit, constant and number word it read."""
     assert "i read as the imaginary unit" in grade_math("3 + 2\\mathrm{i}", "5").detail
     assert "'hundred' read as x100" in grade_math("7\\text{ hundred}", "700").detail
     assert "the answer's unit centimeter was read" in grade_math("42 \\text{ cm}", "42").detail
@@ -107,6 +112,7 @@ def test_the_detail_names_every_unit_constant_and_word_read() -> None:
 
 
 def test_numeric_tolerance_is_an_explicit_opt_in() -> None:
+    """Numeric closeness counts only when a numeric tolerance is explicitly given."""
     assert grade_math("3.1416", "\\pi").score == 0.0
     grade = grade_math("3.1416", "\\pi", numeric_tolerance=1e-4)
     assert grade.score == 1.0 and "numeric_tolerance" in grade.detail

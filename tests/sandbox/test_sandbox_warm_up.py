@@ -11,6 +11,7 @@ from engine.tools.python_code import SandboxedPython
 
 
 async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> None:
+    """A sandbox warmed up in the background is ready and serves the first call."""
     tool = SandboxedPython()
     tool.start_in_background()
     assert tool._warming is not None  # noqa: SLF001 - the warm-up under way
@@ -24,6 +25,7 @@ async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> No
 
 
 async def test_closing_during_the_warm_up_stops_it_without_errors() -> None:
+    """Closing the tool during its warm-up stops the warm-up without errors."""
     tool = SandboxedPython()
     tool.start_in_background()
     await asyncio.sleep(0.05)
@@ -32,6 +34,7 @@ async def test_closing_during_the_warm_up_stops_it_without_errors() -> None:
 
 
 def test_without_a_running_loop_the_warm_up_waits_for_the_first_call() -> None:
+    """Without a running event loop, the background warm-up is deferred to the first call."""
     tool = SandboxedPython()
     tool.start_in_background()
     assert tool._warming is None  # noqa: SLF001

@@ -24,11 +24,13 @@ def _updated(**fields: object) -> PolicyUpdated:
 
 
 def test_policy_events_are_registered_under_their_tags() -> None:
+    """Each policy event type is registered under its own tag."""
     for cls in (PolicyUpdated, PolicyActivated, PolicyUpdateFailed, RolloutDiscarded):
         assert TYPES_BY_TAG[cls.__struct_config__.tag] is cls
 
 
 def test_a_policy_update_round_trips_and_lives_under_its_policy_run() -> None:
+    """A policy update round-trips through encoding and is stored under its policy run's subject."""
     event = _updated(adapter="apollo-lora", roles=["policy", "verifier"], trainer_step=3)
     assert decode(encode(event)) == event
     assert subject_for(event) == "apollo.run.policy-default.policy.updated"
@@ -36,12 +38,14 @@ def test_a_policy_update_round_trips_and_lives_under_its_policy_run() -> None:
 
 
 def test_a_policy_update_defaults_to_the_policy_role_and_full_weights() -> None:
+    """A policy update defaults to the policy role and full weights (no adapter)."""
     event = _updated()
     assert event.roles == ["policy"]
     assert event.adapter is None
 
 
 def test_an_update_without_a_version_or_checkpoint_does_not_decode() -> None:
+    """A policy update missing its version, or with a non-integer one, fails to decode."""
     raw = msgspec.json.encode({"type": "policy.updated", "event_id": "x", "run_id": "policy-default",
                                "occurred_at": "2026-11-25T00:00:00Z", "checkpoint": "/c"})
     with pytest.raises(Exception, match="version"):
@@ -53,6 +57,7 @@ def test_an_update_without_a_version_or_checkpoint_does_not_decode() -> None:
 
 
 def test_a_recorded_model_reply_without_a_version_still_decodes() -> None:
+    """A model reply recorded before policy versions existed still decodes, unversioned."""
     raw = msgspec.json.encode({"type": "model.responded", "event_id": "m", "run_id": "r",
                                "occurred_at": "2026-11-25T00:00:00Z", "call_id": "c", "role": "policy",
                                "step": 0, "text": "hi", "model": "m"})
@@ -62,6 +67,7 @@ def test_a_recorded_model_reply_without_a_version_still_decodes() -> None:
 
 
 def test_the_timeline_says_what_each_policy_event_means() -> None:
+    """The timeline summarises each policy event in words."""
     from engine.cli.render import summary
 
     assert summary(_updated()) == "policy default v3 written: /ckpt/step-3"

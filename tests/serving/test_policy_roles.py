@@ -42,6 +42,7 @@ async def _client(server: SecuredServer, role: str) -> JetStreamEventLog:
 
 async def test_a_trainer_announces_and_a_worker_activates(server: SecuredServer, admin_log: JetStreamEventLog,
                                                           tmp_path: Path) -> None:
+    """A trainer may announce updates and record training while a worker activates; other subjects are denied."""
     from engine.rollouts import discard_recorder, train_recorder
 
     trainer, worker = await _client(server, "trainer"), await _client(server, "worker")
@@ -69,6 +70,7 @@ async def test_a_trainer_announces_and_a_worker_activates(server: SecuredServer,
 
 async def test_a_submitter_drives_rollouts_and_sees_their_runs_end(server: SecuredServer,
                                                                   admin_log: JetStreamEventLog) -> None:
+    """A submitter's credentials suffice to drive rollouts and see their runs end."""
     from datetime import UTC, datetime
 
     from engine.datasets import Problem

@@ -38,6 +38,7 @@ async def _policy_events(log: Any) -> list[Any]:
 async def test_a_lora_update_is_loaded_then_activated_and_new_calls_carry_its_version(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """A LoRA update is loaded and activated, and later policy calls at that endpoint carry its version."""
     registry = ActivePolicies()
     router = ModelRouter(policies=registry)
     settings = {"models": {"policy": {"base_url": vllm.base_url, "model": "base", "max_retries": 0}}}
@@ -66,6 +67,7 @@ async def test_a_lora_update_is_loaded_then_activated_and_new_calls_carry_its_ve
 async def test_the_next_version_replaces_the_adapter_and_unloads_the_previous(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """The next policy version replaces the served adapter and unloads the previous one."""
     registry = ActivePolicies()
     sync = _sync(jetstream_log, vllm, registry)
     for version in (1, 2):
@@ -82,6 +84,7 @@ async def test_the_next_version_replaces_the_adapter_and_unloads_the_previous(
 async def test_an_older_version_is_refused_without_touching_the_server(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """An update older than the served version is refused without calling the server."""
     registry = ActivePolicies()
     sync = _sync(jetstream_log, vllm, registry)
     await announce_update(jetstream_log, version=2, checkpoint=str(checkpoints / "step-2"), adapter="apollo")
@@ -99,6 +102,7 @@ async def test_an_older_version_is_refused_without_touching_the_server(
 async def test_a_missing_checkpoint_is_refused_and_the_old_weights_keep_serving(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """An update with a missing checkpoint is refused and the previous weights keep serving."""
     registry = ActivePolicies()
     sync = _sync(jetstream_log, vllm, registry)
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
@@ -114,6 +118,7 @@ async def test_a_missing_checkpoint_is_refused_and_the_old_weights_keep_serving(
 async def test_a_server_refusal_is_recorded_with_the_servers_words(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """A server's refusal to load an adapter is recorded with the server's own message."""
     vllm.lora.refuse_next = "LoRA rank 64 is greater than max_lora_rank 16."
     sync = _sync(jetstream_log, vllm, ActivePolicies())
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
@@ -126,6 +131,7 @@ async def test_a_server_refusal_is_recorded_with_the_servers_words(
 async def test_a_lora_update_without_an_adapter_name_is_refused(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """A LoRA update without an adapter name is refused without calling the server."""
     sync = _sync(jetstream_log, vllm, ActivePolicies())
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"))
     [outcome] = await sync.catch_up()
@@ -141,6 +147,7 @@ class _Crash(BaseException):
 async def test_a_crash_before_the_reload_is_recovered_by_the_next_sync(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """An update left unanswered by a crash before the reload is activated by the next sync."""
     def die(update: PolicyUpdated) -> str | None:
         raise _Crash
 
@@ -171,6 +178,7 @@ class _DiesOnAppend:
 async def test_a_crash_between_the_reload_and_the_record_activates_once(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """A crash between the reload and its record still leads to exactly one recorded activation."""
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
     with pytest.raises(_Crash):
         await _sync(_DiesOnAppend(jetstream_log), vllm, ActivePolicies()).catch_up()
@@ -204,6 +212,7 @@ class _FirstAppendFails:
 async def test_an_update_whose_outcome_could_not_be_recorded_is_handled_at_the_same_syncs_next_look(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """An update whose outcome failed to record is handled again at the same sync's next catch-up."""
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
     registry = ActivePolicies()
     sync = _sync(_FirstAppendFails(jetstream_log), vllm, registry)
@@ -219,6 +228,7 @@ async def test_an_update_whose_outcome_could_not_be_recorded_is_handled_at_the_s
 async def test_a_following_sync_answers_an_update_the_trainer_waits_for(
     jetstream_log: Any, checkpoints: Path
 ) -> None:
+    """A running sync answers an update the trainer waits for, swapping weights in process."""
     import asyncio
 
     swapped: list[str] = []
@@ -244,6 +254,7 @@ async def test_a_following_sync_answers_an_update_the_trainer_waits_for(
 async def test_an_in_process_loader_that_raises_records_the_failure(
     jetstream_log: Any, checkpoints: Path
 ) -> None:
+    """An in-process loader that raises is recorded as a failed update naming the error."""
     def broken(update: PolicyUpdated) -> None:
         raise RuntimeError("size mismatch for lm_head.weight")
 
@@ -254,6 +265,7 @@ async def test_an_in_process_loader_that_raises_records_the_failure(
 
 
 async def test_a_loader_refusal_raised_on_purpose_keeps_its_words(jetstream_log: Any, checkpoints: Path) -> None:
+    """A LoadFailed raised by a loader is recorded with its message unchanged."""
     def refuse(update: PolicyUpdated) -> None:
         raise LoadFailed("the server is draining")
 
@@ -265,6 +277,7 @@ async def test_a_loader_refusal_raised_on_purpose_keeps_its_words(jetstream_log:
 async def test_a_worker_process_learns_activations_from_the_log(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """Another process learns activations from the log, each only once."""
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
     await _sync(jetstream_log, vllm, ActivePolicies()).catch_up()
     elsewhere = ActivePolicies()
@@ -278,6 +291,7 @@ async def test_a_worker_process_learns_activations_from_the_log(
 async def test_nobody_answering_an_update_is_a_timeout_naming_the_version(
     jetstream_log: Any, checkpoints: Path
 ) -> None:
+    """Waiting on an update nobody answers times out naming the version and PolicySync."""
     update = await announce_update(jetstream_log, version=4, checkpoint=str(checkpoints / "step-1"))
     with pytest.raises(TimeoutError, match=r"version 4 of policy .default.*PolicySync"):
         await wait_for_outcome(jetstream_log, update, timeout=0.2)
@@ -297,6 +311,7 @@ async def test_nobody_answering_an_update_is_a_timeout_naming_the_version(
 async def test_announcing_garbage_is_refused_before_anything_is_written(
     jetstream_log: Any, fields: dict[str, Any], message: str
 ) -> None:
+    """Announcing an invalid update is refused before anything is written to the log."""
     args: dict[str, Any] = {"version": 1, "checkpoint": "/ckpt"}
     args.update(fields)
     with pytest.raises(ValueError, match=message):
@@ -305,6 +320,7 @@ async def test_announcing_garbage_is_refused_before_anything_is_written(
 
 
 async def test_announcing_a_version_twice_writes_it_once(jetstream_log: Any, checkpoints: Path) -> None:
+    """Announcing the same version twice writes it once and returns the first announcement."""
     first = await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"))
     second = await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"))
     assert second == first
@@ -314,6 +330,7 @@ async def test_announcing_a_version_twice_writes_it_once(jetstream_log: Any, che
 async def test_workers_know_the_served_version_before_their_first_call(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path
 ) -> None:
+    """Workers watching activations know the served version before their first call."""
     from engine.serving import watching_activations
 
     await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"), adapter="apollo")
@@ -327,6 +344,7 @@ async def test_workers_know_the_served_version_before_their_first_call(
 async def test_an_adapter_the_server_cannot_find_is_refused_with_its_404(
     jetstream_log: Any, vllm: FakeOpenAIServer
 ) -> None:
+    """An adapter the server cannot find is refused with the server's 404 and nothing is loaded."""
     await announce_update(jetstream_log, version=1, checkpoint="s3://bucket/step-1", adapter="apollo")
     [outcome] = await _sync(jetstream_log, vllm, ActivePolicies()).catch_up()
     assert isinstance(outcome, PolicyUpdateFailed)
@@ -352,6 +370,7 @@ class _FlakyReads:
 
 
 async def test_a_following_sync_outlives_a_failed_read(jetstream_log: Any, checkpoints: Path) -> None:
+    """A running sync survives a failed log read and still activates the next update."""
     import asyncio
 
     flaky = _FlakyReads(jetstream_log)

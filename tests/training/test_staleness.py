@@ -50,6 +50,7 @@ async def _trained(sub: RolloutSubscription) -> list[str]:
 
 
 async def test_a_group_too_far_behind_is_acknowledged_recorded_and_not_trained() -> None:
+    """A group too many versions behind is acknowledged, recorded as discarded, and not trained."""
     source = InMemoryRolloutSource(_group("fresh", 4, 5) + _group("old", 3, 3))
     recorder = Recorder()
     sub = RolloutSubscription(source, _opts(max_staleness=1), policy_version=5, on_discard=recorder)
@@ -63,6 +64,7 @@ async def test_a_group_too_far_behind_is_acknowledged_recorded_and_not_trained()
 
 
 async def test_the_oldest_member_decides_for_the_whole_group() -> None:
+    """A group's oldest member decides staleness for the whole group."""
     source = InMemoryRolloutSource(_group("mixed", 5, 2))
     sub = RolloutSubscription(source, _opts(max_staleness=2), policy_version=5)
     assert await _trained(sub) == []
@@ -70,6 +72,7 @@ async def test_the_oldest_member_decides_for_the_whole_group() -> None:
 
 
 async def test_staleness_is_measured_when_the_batch_is_taken() -> None:
+    """Staleness is measured when a batch is taken, against the trainer's version at that time."""
     source = InMemoryRolloutSource(_group("a", 1, 1) + _group("b", 1, 1))
     sub = RolloutSubscription(source, _opts(max_staleness=0, idle_timeout=None), policy_version=1)
     first = await anext(sub)  # both groups are ready; "b" waits for the next batch
@@ -82,6 +85,7 @@ async def test_staleness_is_measured_when_the_batch_is_taken() -> None:
 
 
 async def test_a_late_member_of_a_discarded_group_is_dropped_with_a_reason() -> None:
+    """A late member of a group discarded as stale is dropped and acknowledged with a reason."""
     source = InMemoryRolloutSource(_group("old", 1, 1))
     sub = RolloutSubscription(source, _opts(max_staleness=0), policy_version=3)
     assert await _trained(sub) == []
@@ -93,12 +97,14 @@ async def test_a_late_member_of_a_discarded_group_is_dropped_with_a_reason() -> 
 
 
 async def test_no_bound_trains_any_version() -> None:
+    """Without a staleness bound, rollouts of any version are trained."""
     source = InMemoryRolloutSource(_group("ancient", 1, 1))
     sub = RolloutSubscription(source, _opts(), policy_version=50)
     assert await _trained(sub) == ["ancient"]
 
 
 async def test_unversioned_rollouts_are_trained_unless_the_configuration_forbids_them() -> None:
+    """Unversioned rollouts are trained unless allow_unversioned is off, then discarded and recorded."""
     allowed = RolloutSubscription(InMemoryRolloutSource(_group("u", None, None)), _opts(max_staleness=0),
                                   policy_version=2)
     assert await _trained(allowed) == ["u"]
@@ -114,6 +120,7 @@ async def test_unversioned_rollouts_are_trained_unless_the_configuration_forbids
 
 
 async def test_a_discard_that_cannot_be_recorded_is_handed_back_not_acknowledged() -> None:
+    """A discard that cannot be recorded leaves its rollouts unacknowledged for a later retry."""
     source = InMemoryRolloutSource(_group("old", 1, 1))
     failing = RolloutSubscription(source, _opts(max_staleness=0), policy_version=4, on_discard=Recorder(fail=True))
     with pytest.raises(ConnectionError, match="unreachable"):
@@ -130,6 +137,7 @@ async def test_a_discard_that_cannot_be_recorded_is_handed_back_not_acknowledged
 
 
 def test_a_trajectorys_version_is_its_oldest_turns() -> None:
+    """A trajectory's version is its oldest turn's, falling back to a numeric legacy field, else none."""
     assert version_of(trajectory("g", 0, policy_versions=[3, 4], policy_version="3")) == 3
     assert version_of(trajectory("g", 0, policy_version="7")) == 7  # recorded before per-turn versions
     assert version_of(trajectory("g", 0, policy_version="v-x")) is None
@@ -138,5 +146,6 @@ def test_a_trajectorys_version_is_its_oldest_turns() -> None:
 
 @pytest.mark.parametrize("bad", [-1, True])
 def test_a_negative_or_boolean_staleness_bound_is_refused(bad: Any) -> None:
+    """A negative or boolean max_staleness is refused."""
     with pytest.raises(ValueError, match="max_staleness"):
         _opts(max_staleness=bad)

@@ -20,6 +20,7 @@ def test_a_grade_recorded_before_graders_were_named_decodes_with_blank_grader() 
 
 
 def test_an_old_sealed_trajectory_decodes_with_blank_grader() -> None:
+    """A sealed trajectory recorded before grader fields existed decodes with a blank grader."""
     raw = {"type": "trajectory.sealed", **ENVELOPE, "problem_id": "p", "group_id": "g", "sample_index": 0,
            "data_source": "d", "turns": [], "reward": 1.0, "score": 1.0, "done_reason": "answer",
            "invalid_turns": 0, "model": "m"}

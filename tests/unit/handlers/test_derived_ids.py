@@ -10,6 +10,7 @@ from handlers.context import _ID_NAMESPACE, derive_id
 
 
 def test_derived_ids_are_uuid5_of_cause_handler_and_label() -> None:
+    """Derived ids are the UUID5 of cause, handler and label joined by slashes."""
     rng = random.Random(7)
     alphabet = string.printable + "éß漢字🙂/"
     for _ in range(2000):
