@@ -13,12 +13,16 @@ unreadable entry is refolded from its run's history.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from engine.eventlog.port import EventLog
 from engine.runtime.run_index_store import CorruptEntry, IndexUnusable, RunIndexStore, decode_row
@@ -27,6 +31,8 @@ from events.subjects import parse_subject
 from replay.rebuild import gc_paused
 from replay.run_summary import RunSummary, fold, fold_unreadable
 from replay.run_table import RunFilter, RunRow
+
+log = structlog.get_logger("apollo.run_index")
 
 CHUNK = 20_000
 """Events folded between commits of a catch-up."""
@@ -58,28 +64,34 @@ class RunIndex:
     """What was found wrong and repaired, one line each (the CLI prints them)."""
 
     @classmethod
-    async def open(cls, event_log: EventLog, path: Path) -> RunIndex:
-        """Open (or make) the index at ``path`` and catch it up with ``event_log``."""
+    async def open(cls, event_log: EventLog, path: Path, *, wait: bool = True) -> RunIndex:
+        """Open (or make) the index at ``path`` and catch it up with ``event_log`` (with ``wait``
+        false, only when no other process is catching it up: see :meth:`catch_up`)."""
         identity = await stream_identity(event_log)
         notices: list[str] = []
         index = cls(_usable_store(path, notices), event_log, identity, notices=notices)
-        await index.catch_up()
+        await index.catch_up(wait=wait)
         return index
 
     @classmethod
-    async def in_data_dir(cls, event_log: EventLog, data_dir: Path) -> RunIndex:
-        return await cls.open(event_log, index_path(data_dir, await stream_identity(event_log)))
+    async def in_data_dir(cls, event_log: EventLog, data_dir: Path, *, wait: bool = True) -> RunIndex:
+        return await cls.open(event_log, index_path(data_dir, await stream_identity(event_log)), wait=wait)
 
     def close(self) -> None:
         self.store.close()
 
-    async def catch_up(self, *, chunk: int = CHUNK, after_commit: Callable[[int], None] | None = None) -> int:
+    async def catch_up(self, *, chunk: int = CHUNK, after_commit: Callable[[int], None] | None = None,
+                       wait: bool = True) -> int:
         """Fold every event appended since the last catch-up; returns how many were read.
 
-        One process catches up at a time (a lock beside the file); ``after_commit`` is told
-        each committed sequence (tests interrupt it there).
+        One process catches up at a time (a lock beside the file): a reader waits for the
+        other's catch-up, which leaves it little to do; without ``wait`` (the engine's
+        follower, which must not block its event loop) a busy index is left for next time.
+        ``after_commit`` is told each committed sequence (tests interrupt it there).
         """
-        with _locked(self.store.path):
+        with index_lock(self.store.path, wait=wait) as held:
+            if not held:
+                return 0
             self.position = self._checked_position()
             target = await self.event_log.last_seq()
             if self.position > target:  # the log was replaced by a shorter one
@@ -234,17 +246,48 @@ def _usable_store(path: Path, notices: list[str]) -> RunIndexStore:
         return RunIndexStore(path)
 
 
-class _locked:  # noqa: N801 - a context manager
+async def follow_run_index(event_log: EventLog, data_dir: Path, stop: asyncio.Event, *, poll: float = 1.0) -> None:
+    """Keep the data dir's index caught up while the engine records (what `apollo up` runs beside
+    the projector), so readers find little to fold; until ``stop`` is set."""
+    index: RunIndex | None = None
+    try:
+        while not stop.is_set():
+            try:
+                if index is None:
+                    index = await RunIndex.in_data_dir(event_log, data_dir, wait=False)
+                else:
+                    await index.catch_up(wait=False)
+                for notice in index.notices:
+                    log.warning("run_index_repaired", notice=notice)
+                index.notices.clear()
+            except Exception as exc:  # noqa: BLE001 - readers catch up themselves; keep following
+                log.warning("run_index_follow_failed", error=repr(exc))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), poll)
+    finally:
+        if index is not None:
+            index.close()
+
+
+class index_lock:  # noqa: N801 - a context manager, named as one
     """An exclusive lock on ``<index>.lock``: one catch-up at a time per index file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, wait: bool) -> None:
         self.path = path.with_name(path.name + ".lock")
+        self.wait = wait
         self.handle: Any = None
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> bool:
         self.handle = self.path.open("a")
-        fcntl.flock(self.handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX if self.wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.handle.close()
+            self.handle = None
+            return False
+        return True
 
     def __exit__(self, *_: object) -> None:
-        fcntl.flock(self.handle, fcntl.LOCK_UN)
-        self.handle.close()
+        if self.handle is not None:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()

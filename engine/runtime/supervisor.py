@@ -21,6 +21,7 @@ from engine.config.settings import Settings, default_data_dir
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.projector import run_projector
 from engine.runtime.run_activity import RunActivity
+from engine.runtime.run_index import follow_run_index
 from engine.runtime.signals import install_signal_handlers
 from engine.runtime.worker_metrics import exposed
 from engine.serving.watch import watching_activations
@@ -86,6 +87,8 @@ async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with
     (one projector per engine: worker children would only repeat its work)."""
     projector_stop = asyncio.Event()
     projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
+    run_index = (asyncio.create_task(follow_run_index(runtime.log, default_data_dir(runtime.settings), projector_stop))
+                 if with_projector else None)
     try:
         async with (
             exposed(runtime.log, dispatcher.settings.consumer, metrics_port) as metrics,
@@ -95,9 +98,10 @@ async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with
             await dispatcher.run()
     finally:
         projector_stop.set()
-        if projector is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(projector, 10)
+        for task in (projector, run_index):
+            if task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, 10)
 
 
 def _child_settings_file(settings: Settings) -> Path:

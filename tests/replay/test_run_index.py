@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.eventlog.memory import InMemoryEventLog
-from engine.runtime.run_index import RunIndex
+from engine.runtime.run_index import RunIndex, follow_run_index, index_lock, index_path, stream_identity
 from engine.runtime.run_index_store import RunIndexStore
 from engine.testing.recorded_runs import EPOCH, RunSpec, recorded_run, spec_for
 from events.record import Unreadable
@@ -156,3 +157,30 @@ async def test_prefix_lookup(tmp_path: Path) -> None:
     assert index.pick("run-0000001", 5) == (["run-00000010", "run-00000011"], 2)
     assert index.pick("run-0000000", 3) == (["run-00000000", "run-00000001", "run-00000002"], 10)
     assert index.pick("nope", 5) == ([], 0)
+
+
+async def test_the_engine_follower_keeps_the_index_caught_up(tmp_path: Path) -> None:
+    """follow_run_index folds what is recorded while it runs, and stops when told."""
+    log = await _log_with(3)
+    stop = asyncio.Event()
+    follower = asyncio.create_task(follow_run_index(log, tmp_path, stop, poll=0.01))
+    await log.append_many(recorded_run(spec_for(3)))
+    identity = await stream_identity(log)
+    index = RunIndex(RunIndexStore(index_path(tmp_path, identity)), log, identity)
+    for _ in range(500):
+        if index.store.check(identity) == await log.last_seq():
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(follower, 5)
+    assert index.count() == 4
+    assert await index.catch_up() == 0
+
+
+async def test_a_busy_index_is_left_to_its_holder_without_waiting(tmp_path: Path) -> None:
+    """Without wait, a catch-up finding another holding the lock returns at once, folding nothing."""
+    log = await _log_with(2)
+    index = RunIndex(RunIndexStore(tmp_path / "runs.sqlite"), log, await stream_identity(log))
+    with index_lock(index.store.path, wait=True):
+        assert await index.catch_up(wait=False) == 0
+    assert await index.catch_up(wait=False) > 0
