@@ -9,8 +9,7 @@ from typing import Any
 from events.base import Event
 from events.run import ProblemSubmitted, RunCancelled, RunFailed, RunStarted
 from handlers.context import HandlerContext
-
-KNOWN_WORKFLOWS = ("reason", "evolve")
+from handlers.workflows import WORKFLOW_NAMES
 
 
 async def start_run(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
@@ -21,9 +20,9 @@ async def start_run(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Ev
     """
     if any(isinstance(e, RunStarted) for e in ctx.history):
         return []
-    if event.workflow not in KNOWN_WORKFLOWS:
+    if event.workflow not in WORKFLOW_NAMES:
         return [ctx.new(RunFailed, "result", reason=f"unknown workflow {event.workflow!r}; "
-                        f"known: {', '.join(KNOWN_WORKFLOWS)}")]
+                        f"known: {', '.join(WORKFLOW_NAMES)}")]
     resolve = ctx.services.settings_for_run
     try:
         settings: dict[str, Any] = resolve(event.config)

@@ -22,6 +22,7 @@ from engine.runtime.engine_state import clear_state, live_engine_url, write_stat
 from engine.tools.registry import ToolRegistry
 from handlers.context import Services
 from handlers.routes import ROUTES
+from handlers.workflows import RUN_SECTIONS
 
 log = structlog.get_logger("apollo.engine")
 
@@ -219,10 +220,10 @@ def settings_for_run(settings: Settings, overrides: dict[str, Any]) -> dict[str,
         raise ValueError(msg)
     merged = deep_merge(base, overrides)
     try:
-        validate({key: merged[key] for key in ("episode", "models", "evolve", "branches") if key in merged})
+        validate({key: merged[key] for key in RUN_SECTIONS if key in merged})
     except ConfigError as exc:
         raise ValueError(str(exc)) from exc
-    unknown = set(merged) - {"episode", "models", "evolve", "branches"}
+    unknown = set(merged) - set(RUN_SECTIONS)
     if unknown:
         msg = f"unknown override section(s): {', '.join(sorted(unknown))}"
         raise ValueError(msg)

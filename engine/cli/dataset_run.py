@@ -23,6 +23,7 @@ import msgspec
 from engine.app.bootstrap import Runtime, open_runtime, running_engine_url, settings_for_run
 from engine.cli.argtypes import number, whole_number
 from engine.cli.commands import local_workers, submission, submit, warn_if_no_worker
+from engine.cli.endpoint_probe import fit_settings_to_servers
 from engine.cli.problem_args import apply_model_flags
 from engine.cli.progress import Progress
 from engine.cli.results_file import write_results
@@ -39,6 +40,7 @@ from events.base import Event
 from events.run import RUN_ENDINGS
 from events.subjects import RUN_PREFIX
 from handlers.evolve.round_accuracy import evolve_metrics, render, round_rows
+from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
 from replay.dataset_scores import compute_metrics, could_not_complete, render_table, to_jsonable
 from replay.failure_reasons import failure_reasons, render_reasons
 from replay.results import result_row, sample_result
@@ -56,7 +58,7 @@ def register(subparsers: Any) -> None:
                      help="samples per problem (K; default: env.rollout.n, evolve.test_times for evolve, else 1)")
     run.add_argument("--concurrency", type=_positive,
                      help="runs in flight at once (default: evolve.problem_max_workers for evolve, else 16)")
-    run.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
+    run.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOW_NAMES)
     run.add_argument("--out", help="per-sample results JSONL (default: "
                                    "results/<dataset>-<workflow>-<model>-<settings digest>.jsonl)")
     run.add_argument("--model", help="policy model name (or scripted:FILE)")
@@ -103,6 +105,8 @@ class _Job(msgspec.Struct, frozen=True):
 
 async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     settings = with_sampling_flags(apply_model_flags(settings, args), args)
+    if not args.no_probe:  # before the digest: the lowered max_tokens is a setting of these runs
+        settings = await fit_settings_to_servers(settings)
     load = _load(args, settings)
     samples = samples_per_problem(args, settings)
     args.concurrency = runs_in_flight(args, settings)

@@ -11,6 +11,7 @@ from engine.cli.argtypes import whole_number
 from engine.config.settings import Settings, validate
 from engine.datasets import DatasetError, load_problems
 from engine.errors import EngineError
+from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
 
 positive_int = whole_number(1)
 port = whole_number(1, 65535)
@@ -22,7 +23,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", type=int, default=0, help="row of --from-dataset to use (default 0)")
     parser.add_argument("--answer", help="ground truth, used only for grading")
     parser.add_argument("--run-id", help="run id to use (default: generated)")
-    parser.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
+    parser.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOW_NAMES)
     parser.add_argument("--max-steps", type=positive_int, help="step budget of the episode")
     add_model_arguments(parser)
 
@@ -31,6 +32,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The policy model of the runs a command starts, and the check of its endpoint."""
     parser.add_argument("--model", help="policy model name (or scripted:FILE)")
     parser.add_argument("--model-url", help="OpenAI-compatible base URL of the policy model")
+    parser.add_argument("--max-tokens", type=positive_int,
+                        help="policy completion tokens per reply (lowered to what the server can give)")
     parser.add_argument("--no-probe", action="store_true", help="do not check the model endpoint before submitting")
 
 
@@ -72,10 +75,11 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def apply_model_flags(settings: Settings, args: argparse.Namespace) -> Settings:
-    """``--model`` / ``--model-url`` replace the policy model's name and endpoint."""
+    """``--model`` / ``--model-url`` / ``--max-tokens`` replace the policy model's name, endpoint and reply length."""
     model = getattr(args, "model", None)
     url = getattr(args, "model_url", None)
-    if not (model or url):
+    max_tokens = getattr(args, "max_tokens", None)
+    if not (model or url or max_tokens):
         return settings
     policy = msgspec.to_builtins(settings.model_for("policy"))
     if url:
@@ -84,6 +88,8 @@ def apply_model_flags(settings: Settings, args: argparse.Namespace) -> Settings:
             policy["model"] = "default"
     if model:
         policy["model"] = model
+    if max_tokens:
+        policy["max_tokens"] = max_tokens
     models = {role: msgspec.to_builtins(spec) for role, spec in settings.models.items()}
     models["policy"] = policy
     raw = msgspec.to_builtins(settings)

@@ -36,15 +36,13 @@ from events.run import ProblemSubmitted, RunStarted
 from handlers.catalog import Catalog, ExtensionMissing
 from handlers.projections.registry import projections
 from handlers.run_settings import RunSettingsError
+from handlers.workflows import RUN_SECTIONS  # what a fork may override
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
 from replay.fork import ForkPlan, merge, plan_fork
 from replay.rebuild import check_against_checkpoint, checkpoint_key
 from replay.timeline_html import render_html
 from replay.verify import ReplayResult, verify_run
-
-RUN_SECTIONS = ("episode", "models", "evolve", "branches")
-"""Config sections a fork may override (what RunStarted records)."""
 
 
 def register(subparsers: Any) -> None:

@@ -35,6 +35,7 @@ from engine.errors import EngineError
 from engine.rollouts import DriverOptions, RolloutDriver
 from engine.runtime.signals import install_signal_handlers
 from engine.serving import CommandReloadHook, HttpReloadHook, PolicySync, VllmLoraLoader, WeightLoader
+from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
 
 _positive = whole_number(1)
 
@@ -49,7 +50,7 @@ def register(subparsers: Any) -> None:
     rollouts.add_argument("--max-in-flight", type=_positive, required=True, help="groups open at once, at most")
     rollouts.add_argument("--prefix", default="rollout", help="first part of the run and group ids")
     rollouts.add_argument("--policy", default="default", help="the policy whose served version stamps the groups")
-    rollouts.add_argument("--workflow", default="reason", choices=["reason", "evolve"])
+    rollouts.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOW_NAMES)
     add_model_arguments(rollouts)
     rollouts.add_argument("--json", action="store_true", help="print the summary as JSON")
     rollouts.set_defaults(handler=_cmd_rollouts)

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from engine.errors import EngineError
+from handlers.workflows import WORKFLOW_NAMES
 from replay.run_table import RunFilter
 
 _AGE = re.compile(r"(\d+)([smhdw])")
@@ -17,7 +18,7 @@ def add_run_filter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="only runs of this dataset (its file's name) or data source")
     parser.add_argument("--model", dest="filter_model", metavar="MODEL",
                         help="only runs whose policy model name contains MODEL")
-    parser.add_argument("--workflow", choices=["reason", "evolve"], help="only runs of this workflow")
+    parser.add_argument("--workflow", choices=WORKFLOW_NAMES, help="only runs of this workflow")
     parser.add_argument("--since", type=point_in_time, metavar="WHEN",
                         help="only runs started at or after WHEN: 2026-11-25, 2026-11-25T10:30 or an age (2h, 7d)")
     parser.add_argument("--until", type=point_in_time, metavar="WHEN", help="only runs started before WHEN")

@@ -16,8 +16,9 @@ from typing import Any
 
 from engine.config.merge import deep_merge
 from engine.errors import ConfigError
+from handlers.workflows import RUN_SECTIONS
 
-APOLLO_SECTIONS = {"nats", "models", "episode", "evolve", "branches", "dataset", "worker", "log", "data_dir"}
+APOLLO_SECTIONS = {"nats", "dataset", "worker", "log", "data_dir", *RUN_SECTIONS}
 
 
 @dataclass(frozen=True)

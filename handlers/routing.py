@@ -1,0 +1,43 @@
+"""What a route is: a handler and the event type it reacts to (the table is in handlers/routes.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from events.base import Event
+from handlers.context import HandlerContext
+
+Handler = Callable[[Event, HandlerContext], Awaitable[Sequence[Event]]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """``handler`` reacts to ``event_type``.
+
+    ``kind="decide"``: pure, re-run by replay verification, reads the run's history.
+    ``kind="effect"``: performs exactly one model or tool call; never re-run by replay.
+    """
+
+    event_type: type[Event]
+    handler: Handler
+    kind: Literal["decide", "effect"]
+    name: str
+    when: Callable[[Any], bool] | None = None
+    """A cheap test of the event alone. Where it is false the handler returns nothing, so
+    workers skip the route without reading history or touching the handled marks.
+    Replay verification ignores it and runs every decider, which catches a test that
+    wrongly skips."""
+
+    def applies_to(self, event: Event) -> bool:
+        return self.when is None or self.when(event)
+
+    @property
+    def needs_history(self) -> bool:
+        return self.kind == "decide"
+
+
+def routes_for(table: Sequence[Route], event_type: type[Event]) -> list[Route]:
+    """Routes whose event type is exactly ``event_type``."""
+    return [route for route in table if route.event_type is event_type]
