@@ -58,11 +58,11 @@ class Bridge:
             settings = load_settings(options.config_file, overrides=overrides)
         except ConfigError as exc:
             raise EngineUnreachable(f"apollo's settings for the verl agent loop are unusable: {exc}") from exc
-        url = settings.nats.url or "(apollo's running engine)"
+        url = settings.nats.url or "(none configured: no nats_url, APOLLO_NATS_URL or running `apollo up`)"
         try:
             runtime = await asyncio.wait_for(open_runtime(settings, start_server=False, quiet=True),
                                              options.log_timeout + settings.nats.connect_timeout)
-        except (ConnectError, OSError, TimeoutError) as exc:
+        except (EngineError, OSError, TimeoutError) as exc:  # ConnectError, StreamSetupError, ...
             msg = f"apollo's engine at {url} is unreachable from the verl agent loop: {exc or type(exc).__name__}"
             raise EngineUnreachable(msg) from exc
         bridge = cls(runtime, options, url)

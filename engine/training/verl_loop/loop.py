@@ -19,7 +19,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
+from verl.experimental.agent_loop.agent_loop import (
+    AgentLoopBase,
+    AgentLoopMetrics,
+    AgentLoopOutput,
+    _agent_loop_registry,
+    register,
+)
 
 from engine.config.merge import deep_merge
 from engine.training.verl_loop import relay
@@ -51,7 +57,6 @@ class LoopOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
                              log_timeout=self.log_timeout)
 
 
-@register(AGENT_NAME)
 class ApolloAgentLoop(AgentLoopBase):
     """Runs each sample as an apollo run; see the module docstring."""
 
@@ -59,6 +64,10 @@ class ApolloAgentLoop(AgentLoopBase):
         kwargs.pop("tools", None)  # verl's tools are not apollo's: the run's settings name its tools
         kwargs.pop("name", None)
         super().__init__(*args, **kwargs)
+        if apollo is not None and not isinstance(apollo, dict):  # hydra hands the file's mapping as a DictConfig
+            from omegaconf import OmegaConf
+
+            apollo = OmegaConf.to_container(apollo, resolve=True)  # type: ignore[assignment]
         self.options = msgspec.convert(dict(apollo or {}), LoopOptions)
         self.prompt_length = int(self.rollout_config.prompt_length)
         self.response_length = int(self.rollout_config.response_length)
@@ -89,6 +98,7 @@ class ApolloAgentLoop(AgentLoopBase):
             event_id=run_id, run_id=run_id, occurred_at=datetime.now(UTC), problem_id=problem.problem_id,
             question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
             workflow=self.options.workflow, config=config, group_id=problem.group_id,
+            sample_index=_slot_in(problem.group_id),
             metadata={"policy_version": bridge.last_version, "rollout_driver": "verl-agent-loop",
                       "verl_sampling": {k: _plain(v) for k, v in sampling_params.items()}},
         )  # fmt: skip
@@ -129,6 +139,18 @@ class ApolloAgentLoop(AgentLoopBase):
         return 0
 
 
+_SLOTS: dict[str, int] = {}
+
+
+def _slot_in(group_id: str | None) -> int:
+    """The next sample index of a GRPO group in this process (verl hands a loop no rollout number)."""
+    if group_id is None:
+        return 0
+    slot = _SLOTS.get(group_id, 0)
+    _SLOTS[group_id] = slot + 1
+    return slot
+
+
 def _prompt_messages(tokens: SampleTokens) -> int:
     """How many of the sequence's messages were the first prompt (before the first reply)."""
     for index, message in enumerate(tokens.messages):
@@ -141,3 +163,7 @@ def _plain(value: Any) -> Any:
     """numpy scalars from verl's batch as plain JSON values."""
     item = getattr(value, "item", None)
     return item() if callable(item) else value
+
+
+if AGENT_NAME not in _agent_loop_registry:  # an agent-loop config file's entry (with its options) wins
+    register(AGENT_NAME)(ApolloAgentLoop)
