@@ -5,10 +5,14 @@ fail its first call and end ``model_failed``: an infrastructure fault a user cou
 as a wrong answer. `solve`, `submit`, `fork` and `rollouts` probe first, from the run
 settings that travel with the submission (what ``run.started`` will record), so the
 check covers the endpoint the workers will call whichever process runs them.
+
+Where the server says how many tokens one request may use (llama.cpp's context per slot,
+vLLM's ``max_model_len``), a ``max_tokens`` above it is lowered in those settings, and said.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,10 +62,37 @@ async def probe_run_endpoints(run: Mapping[str, Any], workflow: str, settings: S
     for caller, spec in run_endpoints(run, workflow):
         model, base_url = str(spec.get("model", "")), str(spec.get("base_url", ""))
         try:
-            await probe_endpoint(base_url, model, _api_key(settings, caller))
+            context = await probe_endpoint(base_url, model, _api_key(settings, caller))
         except ProbeFailed as exc:
             msg = f"{exc}; {nothing} (--no-probe skips this check)"
             raise EngineError(msg) from exc
+        if context is not None:
+            _fit_max_tokens(run, (base_url, model), context)
+
+
+def _fit_max_tokens(run: Mapping[str, Any], endpoint: tuple[str, str], context: int) -> None:
+    """Lower, in the run settings, each ``max_tokens`` of this endpoint that its server cannot give."""
+    from engine.models.server_context import fitted_max_tokens
+
+    for spec in _model_specs(run):
+        if (str(spec.get("base_url", "")), str(spec.get("model", ""))) != endpoint:
+            continue
+        asked = spec.get("max_tokens")
+        if isinstance(asked, int) and (fitted := fitted_max_tokens(asked, context)) != asked:
+            spec["max_tokens"] = fitted
+            print(f"apollo: max tokens {asked} lowered to {fitted}: model {endpoint[1]!r} at {endpoint[0]} gives "
+                  f"{context} tokens per request, prompt included (--max-tokens sets it)", file=sys.stderr)
+
+
+def _model_specs(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every model spec a run's settings hold (roles, branches, the default verifier), as the dicts themselves."""
+    specs = [s for s in (run.get("models") or {}).values() if isinstance(s, dict)]
+    for branch in run.get("branches") or []:
+        specs += [branch[role] for role in ("policy", "verifier") if isinstance(branch.get(role), dict)]
+    default_verifier = (run.get("evolve") or {}).get("default_verifier")
+    if isinstance(default_verifier, dict):
+        specs.append(default_verifier)
+    return specs
 
 
 def _api_key(settings: Settings, caller: Caller) -> str:
@@ -77,3 +108,26 @@ def _api_key(settings: Settings, caller: Caller) -> str:
         return branch.policy.api_key
     verifier = branch.verifier or settings.evolve.default_verifier or settings.model_for("verifier")
     return verifier.api_key
+
+
+async def fit_settings_to_servers(settings: Settings) -> Settings:
+    """The settings with each role's ``max_tokens`` lowered to what its server can give (said on stderr);
+    unchanged where no server says its context."""
+    import msgspec
+
+    from engine.config.settings import validate
+    from engine.models.server_context import server_context
+
+    raw = msgspec.to_builtins(settings)
+    roles = raw.setdefault("models", {})
+    roles.setdefault("policy", msgspec.to_builtins(settings.model_for("policy")))
+    before = msgspec.json.encode(raw)
+    contexts: dict[tuple[str, str], int | None] = {}
+    for spec in roles.values():
+        endpoint = (str(spec.get("base_url", "")), str(spec.get("model", "")))
+        if endpoint[1].startswith("scripted:") or endpoint in contexts:
+            continue
+        contexts[endpoint] = await server_context(*endpoint, str(spec.get("api_key") or ""))
+        if contexts[endpoint] is not None:
+            _fit_max_tokens(raw, endpoint, contexts[endpoint])
+    return settings if msgspec.json.encode(raw) == before else validate(raw)

@@ -303,6 +303,8 @@ class FakeOpenAIServer:
         del request
         names = [*self.models, *self.lora.loaded]
         data = [{"id": m, "object": "model", "owned_by": "fake"} for m in names]
+        if self.max_context is not None:  # vLLM lists its context with each model
+            data = [entry | {"max_model_len": self.max_context} for entry in data]
         return json_response({"object": "list", "data": data})
 
     async def _get_stats(self, request: web.Request) -> web.Response:

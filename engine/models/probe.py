@@ -11,10 +11,13 @@ is asked the same way, and a 404 there too means the URL names no chat server.
 
 from __future__ import annotations
 
+from typing import Any
+
 import openai
 
 from engine.errors import EngineError
 from engine.models.failures import classify
+from engine.models.server_context import listed_context, props_context
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -23,10 +26,13 @@ class ProbeFailed(EngineError):
     """The endpoint cannot serve the run; the message is one line naming it."""
 
 
-async def probe_endpoint(base_url: str, model: str, api_key: str, *, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Raise :class:`ProbeFailed` unless ``base_url`` answers and serves ``model``."""
+async def probe_endpoint(
+    base_url: str, model: str, api_key: str, *, timeout: float = PROBE_TIMEOUT_S
+) -> int | None:
+    """Raise :class:`ProbeFailed` unless ``base_url`` answers and serves ``model``; return the
+    context one request may use where the server says it (:mod:`engine.models.server_context`)."""
     if model.startswith("scripted:"):
-        return
+        return None
     where = f"model {model!r} at {base_url}"
     try:
         client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
@@ -34,18 +40,21 @@ async def probe_endpoint(base_url: str, model: str, api_key: str, *, timeout: fl
         msg = f"{where}: not a usable URL ({type(exc).__name__}: {exc})"
         raise ProbeFailed(msg) from exc
     try:
-        served = await _listed(client, where)
+        entries = await _listed(client, where)
+        served = None if entries is None else [str(e.get("id")) for e in entries]
         if served is None:
             await _ask(client, model, where, "the server has no /models listing")
         elif model not in served:
             listed = ", ".join(served[:5]) + (", ..." if len(served) > 5 else "")
             await _ask(client, model, where, f"the server does not serve that model (it serves: {listed})")
+        context = listed_context(entries or [], model)
+        return context if context is not None else await props_context(client)
     finally:
         await client.close()
 
 
-async def _listed(client: openai.AsyncOpenAI, where: str) -> list[str] | None:
-    """The names ``/models`` lists, or None where the server has no listing (404)."""
+async def _listed(client: openai.AsyncOpenAI, where: str) -> list[dict[str, Any]] | None:
+    """The entries ``/models`` lists, or None where the server has no listing (404)."""
     try:
         page = await client.models.list()
     except openai.NotFoundError:
@@ -56,7 +65,7 @@ async def _listed(client: openai.AsyncOpenAI, where: str) -> list[str] | None:
     except (openai.OpenAIError, OSError, ValueError) as exc:
         msg = f"{where} is not reachable: {classify(exc).message}"
         raise ProbeFailed(msg) from exc
-    return [item.id for item in page.data]
+    return [item.model_dump() for item in page.data]
 
 
 async def _ask(client: openai.AsyncOpenAI, model: str, where: str, why: str) -> None:
