@@ -60,6 +60,8 @@ def register(subparsers: Any) -> None:
                       help="keep the parent's events 1..N (the numbers `apollo show` prints)")
     fork.add_argument("--model", help="policy model of the fork (or scripted:FILE)")
     fork.add_argument("--model-url", help="OpenAI-compatible base URL of the fork's policy model")
+    fork.add_argument("--max-tokens", type=whole_number(1),
+                      help="the fork's policy completion tokens per reply (lowered to what the server can give)")
     fork.add_argument("--config", dest="fork_config", metavar="FILE",
                       help="YAML/TOML whose episode/models/evolve/branches sections override the parent's")
     fork.add_argument("--run-id", dest="fork_run_id", help="id of the new run (default: generated)")
@@ -293,6 +295,8 @@ def fork_overrides(args: argparse.Namespace, parent_model: str) -> dict[str, Any
             policy["model"] = "default"
     if args.model:
         policy["model"] = args.model
+    if getattr(args, "max_tokens", None):
+        policy["max_tokens"] = args.max_tokens
     if policy:
         models = overrides.setdefault("models", {})
         models["policy"] = {**models.get("policy", {}), **policy}
