@@ -104,3 +104,15 @@ def protection_report() -> list[tuple[str, bool, str]]:
 async def _probe(config: SandboxConfig) -> dict[str, Any]:
     async with PythonSandbox(config) as sandbox:
         return sandbox.protections()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engine.cli.sandbox run ...``: the same commands as ``apollo sandbox``."""
+    parser = argparse.ArgumentParser(prog="apollo")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["sandbox", *(sys.argv[1:] if argv is None else argv)])
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
