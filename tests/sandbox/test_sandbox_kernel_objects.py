@@ -1,0 +1,161 @@
+"""No kernel object a call creates outlives it: keyrings, SysV IPC, POSIX mqueues, sockets.
+
+Each class is planted by one call and looked for by the following calls of one long-lived
+sandbox, until one of them runs under the same uid as the planting call.
+"""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from engine.sandbox import PythonSandbox, SandboxConfig
+
+ASYNC = pytest.mark.asyncio(loop_scope="module")
+
+PRELUDE = """
+import ctypes, errno, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NR = {
+    "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250},
+    "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219},
+}[platform.machine()]
+def call(name, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(NR[name], *args)
+    return result, errno.errorcode.get(ctypes.get_errno(), "0")
+def c(name, *args):
+    ctypes.set_errno(0)
+    result = getattr(libc, name)(*args)
+    return result, errno.errorcode.get(ctypes.get_errno(), "0")
+print("uid", os.getuid())
+"""
+
+PLANT = {
+    "keyrings": """
+for ring in (-1, -2, -3, -4, -5):  # thread, process, session, user, user-session
+    print("add_key", ring, call("add_key", b"user", b"apollo-leak", b"secret", 6, ring))
+print("join", call("keyctl", 1, b"apollo-named"))  # KEYCTL_JOIN_SESSION_KEYRING
+print("persistent", call("keyctl", 22, -1, -4))  # KEYCTL_GET_PERSISTENT
+print("request", call("request_key", b"user", b"apollo-leak", None, -4))
+""",
+    "sysv": """
+print("shm", c("shmget", 0x41504F4C, 1 << 20, 0o1600))
+print("sem", c("semget", 0x41504F4C, 4, 0o1600))
+print("msg", c("msgget", 0x41504F4C, 0o1600))
+print("private", c("shmget", 0, 1 << 20, 0o1600))
+""",
+    "mqueue": """
+print("mq", c("mq_open", b"/apollo-leak", os.O_CREAT | os.O_RDWR, 0o600, None))
+""",
+    "abstract_socket": """
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(b"\\0apollo-leak")
+s.listen(1)
+fd = os.dup(s.fileno())
+print("bound", fd)
+""",
+}
+
+PROBE = {
+    "keyrings": """
+for ring in (-1, -2, -3, -4, -5):
+    print("found", call("keyctl", 10, ring, b"user", b"apollo-leak", 0)[0])  # KEYCTL_SEARCH
+print("found", call("request_key", b"user", b"apollo-leak", None, 0)[0])
+""",
+    "sysv": """
+print("found", c("shmget", 0x41504F4C, 0, 0)[0])
+print("found", c("semget", 0x41504F4C, 0, 0)[0])
+print("found", c("msgget", 0x41504F4C, 0)[0])
+for name in ("shm", "sem", "msg"):
+    objects = open(f"/proc/sysvipc/{name}").read().splitlines()[1:]
+    print("found", 1 if objects else -1)
+""",
+    "mqueue": """
+print("found", c("mq_open", b"/apollo-leak", os.O_RDWR, 0, None)[0])
+""",
+    "abstract_socket": """
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(b"\\0apollo-leak")
+    print("found", 1)
+except OSError:
+    print("found", -1)
+""",
+}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def box() -> PythonSandbox:
+    """One long-lived sandbox with a three-uid pool, so uids come round again quickly."""
+    sandbox = PythonSandbox(SandboxConfig(timeout_s=20, max_concurrency=1, spares=0))
+    await sandbox.start()
+    try:
+        yield sandbox
+    finally:
+        await sandbox.close()
+
+
+def host_file(path: str) -> str:
+    """A host file's text (read outside the sandbox)."""
+    with open(path) as f:
+        return f.read()
+
+
+def uid_of(stdout: str) -> int:
+    """The uid a snippet printed first."""
+    return int(stdout.split("\n", 1)[0].split()[1])
+
+
+@ASYNC
+@pytest.mark.parametrize("kind", sorted(PLANT))
+async def test_nothing_planted_is_found_by_later_calls(box: PythonSandbox, kind: str) -> None:
+    """Objects planted by one call are absent in every later call, same uid included."""
+    planted = await box.run(PRELUDE + PLANT[kind])
+    assert planted.ok, planted
+    if kind != "keyrings":  # keyrings are refused outright; the rest are really created
+        assert "(-1," not in planted.stdout, planted.stdout
+    uid = uid_of(planted.stdout)
+    same_uid_seen = False
+    for _ in range(box.config.max_concurrency + box.config.spares + 3):
+        probe = await box.run(PRELUDE + PROBE[kind])
+        assert probe.ok, probe
+        found = [line for line in probe.stdout.splitlines() if line.startswith("found")]
+        assert found and all(int(line.split()[1]) < 0 for line in found), probe.stdout
+        same_uid_seen |= uid_of(probe.stdout) == uid
+    assert same_uid_seen
+
+
+@ASYNC
+async def test_keyring_calls_are_refused(box: PythonSandbox) -> None:
+    """add_key, keyctl and request_key fail with EPERM: no key is ever created."""
+    outcome = await box.run(PRELUDE + PLANT["keyrings"])
+    assert outcome.ok, outcome
+    results = [line for line in outcome.stdout.splitlines() if not line.startswith("uid")]
+    assert len(results) == 8
+    assert all("(-1, 'EPERM')" in line for line in results), outcome.stdout
+    assert box.protections()["seccomp"] is True
+
+
+@ASYNC
+async def test_host_sees_no_keys_for_sandbox_uids(box: PythonSandbox) -> None:
+    """/proc/key-users on the host lists no sandbox uid after keyring attacks."""
+    outcome = await box.run(PRELUDE + PLANT["keyrings"])
+    uid = uid_of(outcome.stdout)
+    lines = host_file("/proc/key-users").splitlines()
+    owners = {int(line.split(":")[0]) for line in lines if line.strip()}
+    assert uid not in owners
+
+
+@ASYNC
+async def test_ipc_objects_stay_in_the_calls_namespace(box: PythonSandbox) -> None:
+    """SysV objects a call makes are created in its own IPC namespace, never the host's."""
+    before = {name: host_file(f"/proc/sysvipc/{name}") for name in ("shm", "sem", "msg")}
+    outcome = await box.run(PRELUDE + PLANT["sysv"])
+    assert outcome.ok, outcome
+    assert "(-1," not in outcome.stdout, outcome.stdout
+    after = {name: host_file(f"/proc/sysvipc/{name}") for name in ("shm", "sem", "msg")}
+    assert after == before
