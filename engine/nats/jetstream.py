@@ -493,9 +493,16 @@ class JetStreamEventLog:
         return int(info.state.last_seq)
 
     async def stream_identity(self) -> str:
-        """The stream's name and creation time: a stream deleted and made again is another log."""
+        """What tells this stream from another of its name: its first message's sequence and a
+        digest of its bytes (a stream made again, or purged from the front, is another log).
+        The stream's creation time is no use: a server restarted over its store reports a new one."""
         info = await retrying(lambda: self.js.stream_info(self.stream), doing="read the stream's identity")
-        return f"{self.stream}@{info.created}"
+        if not info.state.messages:
+            return f"{self.stream}@empty"
+        first = int(info.state.first_seq)
+        msg = await retrying(lambda: self.js.get_msg(self.stream, seq=first), doing="read the stream's first message")
+        digest = hashlib.sha256((msg.subject or "").encode() + b"\n" + (msg.data or b"")).hexdigest()[:16]
+        return f"{self.stream}@{first}:{digest}"
 
     # -- work queue ------------------------------------------------------------------
 
