@@ -29,12 +29,17 @@ from typing import Final
 
 from engine.runtime.processes import alive
 from handlers.grading import GRADING_MODES, grade_answer
+from handlers.grading.dispatch import run_grader
+from handlers.grading.registry import BUILTIN_GRADERS, GraderSpec
 from handlers.ports import Grade
 
 DEFAULT_TIMEOUT_S: Final = 10.0
 DEFAULT_MEMORY_LIMIT: Final = 3 * 1024**3
 STARTUP_TIMEOUT_S: Final = 120.0
 _SLOT_POLL_S: Final = 0.005
+
+_POOLED = {spec.name: spec for spec in BUILTIN_GRADERS if spec.pooled}
+"""The built-in graders this pool runs when a caller names one by its mode."""
 
 
 class _Pool:
@@ -81,15 +86,19 @@ class ProcessPoolGrader:
         self._closed = False
 
     async def grade(
-        self, answer: str, ground_truth: str, mode: str, *, metadata: dict | None = None
+        self, answer: str, ground_truth: str, mode: str, *, metadata: dict | None = None,
+        spec: GraderSpec | None = None,
     ) -> Grade:
-        """Grade in a worker; a timeout or a dead worker scores 0 and says why.
+        """Grade in a worker with ``spec.grade`` (by default the built-in grader ``mode``);
+        a timeout or a dead worker scores 0 and says why.
 
         Raises:
-            ValueError: ``mode`` is not a known grading mode.
+            ValueError: no ``spec`` and ``mode`` is not a known grading mode.
             RuntimeError: the grader is closed.
         """
-        if mode not in GRADING_MODES:
+        if spec is None:
+            spec = _POOLED.get(mode)
+        if spec is None:
             msg = f"unknown grading mode {mode!r}; expected one of {', '.join(GRADING_MODES)}"
             raise ValueError(msg)
         async with self._slot():
@@ -97,8 +106,8 @@ class ProcessPoolGrader:
                 pool = self._current_pool()
                 try:
                     await _wait_all(pool.warm, STARTUP_TIMEOUT_S)
-                    future = pool.executor.submit(
-                        grade_answer, answer, ground_truth, mode, numeric_tolerance=self._numeric_tolerance)
+                    future = pool.executor.submit(run_grader, spec.grade, answer, ground_truth, dict(metadata or {}),
+                                                  numeric_tolerance=self._numeric_tolerance)
                     return await asyncio.wait_for(asyncio.wrap_future(future), self._timeout_s)
                 except TimeoutError:
                     self._replace(pool)

@@ -56,7 +56,7 @@ class RegistryGrader:
     async def _grade(self, spec: GraderSpec, answer: str, ground_truth: str, mode: str,
                      metadata: dict[str, Any] | None) -> Grade:
         if spec.pooled:
-            return await self.pool.grade(answer, ground_truth, mode)
+            return await self.pool.grade(answer, ground_truth, spec.name, metadata=metadata)
         try:
             if inspect.iscoroutinefunction(spec.grade):
                 value = await asyncio.wait_for(spec.grade(answer, ground_truth, metadata or {}), self.timeout)

@@ -1,73 +1,19 @@
-"""The multiple-choice domain: the answer is one letter, graded by exact letter match.
-
-Models write the letter in many ways (``(b)``, ``B.``, ``answer: b``, ``\\boxed{B}``,
-``B) 12``); :func:`normalise_choice` maps them all to ``B`` and refuses anything that
-is not clearly one letter, so a rambling answer never matches by accident.
-"""
+"""The multiple-choice domain: the answer is one letter, graded by the ``choice`` grader
+(:mod:`handlers.grading.choice`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from handlers.domains.base import Domain
+from handlers.grading.choice import LETTERS, normalise_choice
 from handlers.grading.extraction import extract_final_answer
-from handlers.ports import Grade
-
-LETTERS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_PREFIX = re.compile(
-    r"^\s*(?:(?:the\s+)?(?:final\s+)?(?:correct\s+)?(?:answer|choice|option)(?:\s+is)?\s*[:=\-]?\s*)+",
-    re.IGNORECASE,
-)
-_WRAPPERS = re.compile(r"^\\(?:boxed|fbox|text|textbf|mathrm)\s*\{(.*)\}$", re.DOTALL)
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_LETTER = re.compile(r"^[(\[]?([A-Za-z])[)\]]?(?:[.):\]]|\s|$)")
-
-
-def normalise_choice(text: str | None) -> str | None:
-    """The choice letter ``text`` stands for, upper case, or ``None``.
-
-    ``"(b)"``, ``"B."``, ``"answer: b"``, ``"\\boxed{B}"`` and ``"B) 12"`` all give
-    ``"B"``; ``""``, ``"12"`` and ``"none of these"`` give ``None``.
-    """
-    if text is None:
-        return None
-    value = text.strip().strip("$").strip()
-    if len(_BOX.findall(value)) > 1:
-        return None  # several boxed letters: a hedge, not a choice
-    for _ in range(3):
-        unwrapped = _WRAPPERS.match(value)
-        if unwrapped is None:
-            break
-        value = unwrapped.group(1).strip()
-    value = _PREFIX.sub("", value).strip()
-    found = _LETTER.match(value)
-    if found is None:
-        return None
-    rest = value[found.end():].strip()
-    if rest and len(value) > 2 and value[1].isspace() and rest[0] not in "-:(=":
-        # "a cat", "b is wrong": a word, not a labelled choice.
-        return None
-    return found.group(1).upper()
 
 
 def extract_choice(reply: str, answer: str | None) -> str | None:
     """The letter in the reply's answer block (boxed or plain)."""
     return normalise_choice(extract_final_answer(reply) or answer)
-
-
-def grade_choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-    """1 when both sides name the same letter after normalisation."""
-    expected = normalise_choice(ground_truth)
-    if expected is None:
-        expected = _letter_of_choice_text(ground_truth, metadata.get("choices"))
-    if expected is None:
-        return Grade(score=0.0, method="choice", detail=f"ground truth {ground_truth[:40]!r} is not a choice letter")
-    given = normalise_choice(answer)
-    if given is None:
-        return Grade(score=0.0, method="choice", detail=f"answer {answer[:40]!r} is not a choice letter")
-    return Grade(score=float(given == expected), method="choice", detail=f"{given} vs {expected}")
 
 
 def format_choices(question: str, choices: Sequence[Any] | Mapping[str, Any]) -> str:
@@ -78,16 +24,6 @@ def format_choices(question: str, choices: Sequence[Any] | Mapping[str, Any]) ->
         pairs = [(LETTERS[i], str(c).strip()) for i, c in enumerate(list(choices)[: len(LETTERS)])]
     lines = "\n".join(f"{letter}. {text}" for letter, text in pairs)
     return f"{question.strip()}\n\n{lines}" if lines else question
-
-
-def _letter_of_choice_text(ground_truth: str, choices: object) -> str | None:
-    """A ground truth written as the choice's text (``"12"``) rather than its letter."""
-    if not isinstance(choices, list):
-        return None
-    for index, choice in enumerate(choices[: len(LETTERS)]):
-        if str(choice).strip() == ground_truth.strip():
-            return LETTERS[index]
-    return None
 
 
 MULTIPLE_CHOICE = Domain(

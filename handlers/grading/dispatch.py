@@ -1,54 +1,51 @@
-"""One entry point that grades an answer with the mode a run asked for."""
+"""One entry point that grades an answer with a built-in grader named by the run (its mode)."""
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+import inspect
+from typing import Final
 
-from handlers.grading.hendrycks import hendrycks_equal
-from handlers.grading.pipeline import grade_math
-from handlers.grading.reference import extracted_detail, reference_extract_answer, reference_math_equal
-from handlers.grading.verify import grade_with_math_verify
+from handlers.grading.registry import BUILTIN_GRADERS, POOLED_GRADERS
 from handlers.ports import Grade
 
-GradingMode = Literal["math", "math_verify", "reference", "reference_evolve", "exact", "hendrycks"]
-GRADING_MODES: Final[tuple[str, ...]] = get_args(GradingMode)
+GRADING_MODES: Final[tuple[str, ...]] = POOLED_GRADERS
+"""The names ``grade_answer`` takes: the built-in graders the grading pool runs."""
 DEFAULT_MODE: Final = "math"
+_BY_NAME: Final = {spec.name: spec for spec in BUILTIN_GRADERS if spec.pooled}
 
 
 def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE, *,
                  numeric_tolerance: float | None = None) -> Grade:
-    """Score ``answer`` against ``ground_truth``.
+    """Score ``answer`` against ``ground_truth`` with the built-in grader ``mode``
+    (``handlers.grading.registry.BUILTIN_GRADERS`` says what each does).
 
-    Modes:
-        ``math`` (default): apollo's grader, normalise -> parse -> compare
-        (:mod:`handlers.grading.pipeline`; main thread of a worker process).
-        ``math_verify``: mathematical equivalence via ``math-verify`` alone (main thread only).
-        ``reference``: the reference grader's extraction and equality, for comparability
-        with published numbers; pass the whole reply text to reproduce its extraction.
-        ``reference_evolve``: the reference's evolving grader (B): the same, except the last
-        ``<answer>`` block is tried right after the boxed search.
-        ``exact``: string equality after trimming whitespace.
-        ``hendrycks``: the Hendrycks MATH ``is_equiv`` string normaliser (the reference's grader C).
-
-    ``numeric_tolerance`` (``grading.numeric_tolerance``) lets the ``math`` mode accept numbers
-    within that relative distance; the other modes ignore it.
+    ``numeric_tolerance`` (``grading.numeric_tolerance``) goes to the graders that read it
+    (``math``); the others ignore it.
 
     Raises:
         ValueError: ``mode`` is not one of :data:`GRADING_MODES`.
     """
-    if mode not in GRADING_MODES:
+    spec = _BY_NAME.get(mode)
+    if spec is None:
         msg = f"unknown grading mode {mode!r}; expected one of {', '.join(GRADING_MODES)}"
         raise ValueError(msg)
-    if answer is None or not answer.strip():
-        return Grade(score=0.0, method=mode, detail="no answer")
-    if mode == "math":
-        return grade_math(answer, ground_truth, numeric_tolerance=numeric_tolerance)
-    if mode == "hendrycks":
-        return Grade(score=float(hendrycks_equal(answer, ground_truth)), method=mode)
-    if mode == "exact":
-        return Grade(score=float(answer.strip() == ground_truth.strip()), method=mode)
-    if mode in ("reference", "reference_evolve"):
-        extracted = reference_extract_answer(answer, answer_tags=mode == "reference_evolve")
-        correct = reference_math_equal(extracted, ground_truth)
-        return Grade(score=float(correct), method=mode, detail=extracted_detail(extracted))
-    return grade_with_math_verify(answer, ground_truth)
+    return run_grader(spec.grade, answer or "", ground_truth, {}, numeric_tolerance=numeric_tolerance)
+
+
+def run_grader(grade: object, answer: str, ground_truth: str, metadata: dict, *,
+               numeric_tolerance: float | None = None) -> Grade:
+    """Call a pooled grader function, passing the grading settings it declares it reads.
+
+    The grading pool sends this function and the grader's (module-level) function to a
+    worker process; both travel by name.
+    """
+    if numeric_tolerance is not None and _reads_tolerance(grade):
+        return grade(answer, ground_truth, metadata, numeric_tolerance=numeric_tolerance)  # type: ignore[operator]
+    return grade(answer, ground_truth, metadata)  # type: ignore[operator]
+
+
+def _reads_tolerance(grade: object) -> bool:
+    try:
+        return "numeric_tolerance" in inspect.signature(grade).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False

@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from handlers.domains.choice import grade_choice
-from handlers.grading.dispatch import grade_answer
+from handlers.grading import builtin
 from handlers.named import index
 from handlers.ports import Grade
 
@@ -31,6 +30,8 @@ class GraderSpec:
     grade: GraderFunction
     description: str = ""
     pooled: bool = False
+    sources: tuple[str, ...] = ()
+    """For a built-in grader: the modules (a package means all of it) whose code its version covers."""
 
     def check(self) -> None:
         """Raise ``ValueError`` saying what is wrong with this definition."""
@@ -59,30 +60,30 @@ def as_grade(value: object, method: str) -> Grade:
     raise TypeError(msg)
 
 
-def _pooled(mode: str) -> GraderFunction:
-    def grade(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-        return grade_answer(answer, ground_truth, mode)
-
-    return grade
-
-
-def _choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-    return grade_choice(answer, ground_truth, metadata)
-
+_GRADING = ("handlers.grading",)
 
 BUILTIN_GRADERS: Final[tuple[GraderSpec, ...]] = (
-    GraderSpec("math", _pooled("math"),
-               "apollo's math grader: normalise, parse, compare; math-verify is one stage", pooled=True),
-    GraderSpec("math_verify", _pooled("math_verify"),
-               "math-verify alone (the baseline apollo's grader is measured against)", pooled=True),
-    GraderSpec("reference", _pooled("reference"), "the reference system's extraction and equality", pooled=True),
-    GraderSpec("reference_evolve", _pooled("reference_evolve"),
-               "the reference's evolving grader (B): also reads the last <answer> block", pooled=True),
-    GraderSpec("exact", _pooled("exact"), "string equality after trimming", pooled=True),
-    GraderSpec("hendrycks", _pooled("hendrycks"),
-               "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True),
-    GraderSpec("choice", _choice, "multiple choice: same letter after normalisation"),
+    GraderSpec("math", builtin.math_grader,
+               "apollo's math grader: every token read, exact comparison; math-verify is not used",
+               pooled=True, sources=_GRADING),
+    GraderSpec("math_verify", builtin.math_verify_grader,
+               "math-verify alone (the baseline apollo's grader is measured against)", pooled=True, sources=_GRADING),
+    GraderSpec("reference", builtin.reference_grader, "the reference system's extraction and equality",
+               pooled=True, sources=_GRADING),
+    GraderSpec("reference_evolve", builtin.reference_evolve_grader,
+               "the reference's evolving grader (B): also reads the last <answer> block", pooled=True,
+               sources=_GRADING),
+    GraderSpec("exact", builtin.exact_grader, "string equality after trimming", pooled=True, sources=_GRADING),
+    GraderSpec("hendrycks", builtin.hendrycks_grader,
+               "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True,
+               sources=_GRADING),
+    GraderSpec("choice", builtin.choice_grader, "multiple choice: same letter after normalisation",
+               sources=_GRADING),
 )
+"""The one table of built-in graders: the pool, the versions and the grading modes read it."""
+
+POOLED_GRADERS: Final[tuple[str, ...]] = tuple(spec.name for spec in BUILTIN_GRADERS if spec.pooled)
+"""The built-in graders that run in the engine's grading process pool (the grading modes)."""
 _BUILTIN = index("grader", BUILTIN_GRADERS)
 
 

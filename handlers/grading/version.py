@@ -6,8 +6,8 @@ grades with the same version were computed by the same code under the same setti
 (which is how `apollo regrade` knows a regrade would add nothing).
 
 The digest covers the source files of the modules that implement the grader (for the
-built-in graders every module of ``handlers/grading/``, plus ``handlers/domains/choice.py``
-for ``choice``; for a plugin's grader the module that defines it), the installed versions
+built-in graders the modules their ``GraderSpec.sources`` name, every module of
+``handlers/grading/``; for a plugin's grader the module that defines it), the installed versions
 of the libraries the built-ins call, and the settings as canonical JSON. Reading this
 package's own source is the one file read in the handlers layer: it describes code, not
 the world, and is done once per process.
@@ -26,19 +26,12 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Final
 
+from handlers.grading.registry import BUILTIN_GRADERS
+
 DIGEST_LENGTH: Final = 12
 """Hex digits kept: enough to tell versions apart, short enough to read in a table."""
 
-_GRADING: Final = ("handlers.grading",)
-BUILTIN_SOURCES: Final[Mapping[str, tuple[str, ...]]] = {
-    "math": _GRADING,
-    "math_verify": _GRADING,
-    "reference": _GRADING,
-    "reference_evolve": _GRADING,
-    "exact": _GRADING,
-    "hendrycks": _GRADING,
-    "choice": (*_GRADING, "handlers.domains.choice"),
-}
+BUILTIN_SOURCES: Final[Mapping[str, tuple[str, ...]]] = {spec.name: spec.sources for spec in BUILTIN_GRADERS}
 """The modules (a package means every ``.py`` file under it) each built-in grader runs."""
 
 LIBRARIES: Final = ("math-verify", "sympy", "latex2sympy2_extended")

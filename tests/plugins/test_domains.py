@@ -24,7 +24,8 @@ from engine.testing.harness import (
     services,
 )
 from events import AnswerGraded, ModelCallRequested, RunStarted, TrajectorySealed
-from handlers.domains import MATH, extract_choice, get_domain, grade_choice, normalise_choice
+from handlers.domains import MATH, extract_choice, get_domain
+from handlers.grading.choice import grade_choice, normalise_choice
 from replay.verify import verify_run
 from tests.plugins.support import ROOT, on_path, write_package
 
