@@ -14,6 +14,7 @@ from engine.app.bootstrap import open_runtime
 from engine.cli.export_skips import skip_lines
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import open_run_index, pick_indexed, pick_run_id
+from engine.cli.run_reads import read_runs
 from engine.errors import EngineError
 from engine.runtime.run_index import RunIndex
 from events import DecodeError, Event, TrajectorySealed, decode
@@ -152,8 +153,7 @@ async def _chosen_log_events(settings: Any, args: argparse.Namespace, *,
         else:
             kinds = (*NEEDED, *REGRADED_KINDS) if regraded else NEEDED
             found: list[tuple[int, Event]] = []
-            for run_id in chosen:
-                records = await runtime.log.read_run(run_id, unreadable=unreadable)
+            for records in (await read_runs(runtime.log, sorted(chosen), unreadable=unreadable)).values():
                 found += [(r.seq, r.event) for r in records if isinstance(r.event, kinds)]
             events = [event for _, event in sorted(found, key=lambda pair: pair[0])]
     finally:

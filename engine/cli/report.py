@@ -22,6 +22,7 @@ from typing import Any
 from engine.app.bootstrap import open_runtime
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import open_run_index, pick_indexed
+from engine.cli.run_reads import read_runs
 from engine.config.settings import Settings
 from engine.errors import EngineError
 from handlers.evolve.round_accuracy import round_rows
@@ -96,7 +97,7 @@ async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[
         finally:
             index.close()
         wanted = list(dict.fromkeys(named.values())) if chosen is None else chosen
-        histories = {run_id: await runtime.log.read_run(run_id) for run_id in wanted}
+        histories = await read_runs(runtime.log, wanted)
     finally:
         await runtime.close()
     missing = [text for text, run_id in named.items() if not histories.get(run_id)]

@@ -20,10 +20,14 @@ async def resolve_run_id(event_log: EventLog, text: str) -> str:
 
 async def open_run_index(event_log: EventLog, settings: Settings) -> RunIndex:
     """The index of runs in the data dir, caught up with ``event_log``; what it repaired is said on stderr."""
-    index = await RunIndex.in_data_dir(event_log, default_data_dir(settings))
+    index = await RunIndex.in_data_dir(event_log, default_data_dir(settings), announce=_say)
     for notice in index.notices:
         print(f"apollo: {notice}", file=sys.stderr)
     return index
+
+
+def _say(line: str) -> None:
+    print(f"apollo: {line}", file=sys.stderr, flush=True)
 
 
 def pick_indexed(index: RunIndex, text: str) -> str:

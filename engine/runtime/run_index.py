@@ -36,6 +36,8 @@ log = structlog.get_logger("apollo.run_index")
 
 CHUNK = 20_000
 """Events folded between commits of a catch-up."""
+LONG_CATCH_UP = 100_000
+"""A catch-up of this many events or more is announced (it takes seconds)."""
 
 
 async def stream_identity(event_log: EventLog) -> str:
@@ -62,20 +64,25 @@ class RunIndex:
     position: int = 0
     notices: list[str] = field(default_factory=list)
     """What was found wrong and repaired, one line each (the CLI prints them)."""
+    announce: Callable[[str], None] | None = None
+    """Told, before a long catch-up, what it is about to do (the CLI says it on stderr)."""
 
     @classmethod
-    async def open(cls, event_log: EventLog, path: Path, *, wait: bool = True) -> RunIndex:
+    async def open(cls, event_log: EventLog, path: Path, *, wait: bool = True,
+                   announce: Callable[[str], None] | None = None) -> RunIndex:
         """Open (or make) the index at ``path`` and catch it up with ``event_log`` (with ``wait``
         false, only when no other process is catching it up: see :meth:`catch_up`)."""
         identity = await stream_identity(event_log)
         notices: list[str] = []
-        index = cls(_usable_store(path, notices), event_log, identity, notices=notices)
+        index = cls(_usable_store(path, notices), event_log, identity, notices=notices, announce=announce)
         await index.catch_up(wait=wait)
         return index
 
     @classmethod
-    async def in_data_dir(cls, event_log: EventLog, data_dir: Path, *, wait: bool = True) -> RunIndex:
-        return await cls.open(event_log, index_path(data_dir, await stream_identity(event_log)), wait=wait)
+    async def in_data_dir(cls, event_log: EventLog, data_dir: Path, *, wait: bool = True,
+                          announce: Callable[[str], None] | None = None) -> RunIndex:
+        path = index_path(data_dir, await stream_identity(event_log))
+        return await cls.open(event_log, path, wait=wait, announce=announce)
 
     def close(self) -> None:
         self.store.close()
@@ -98,6 +105,9 @@ class RunIndex:
                 self._rebuild(f"it has folded up to sequence {self.position} of a log that ends at {target}")
             if self.position >= target:
                 return 0
+            if self.announce is not None and target - self.position >= LONG_CATCH_UP:
+                self.announce(f"bringing the run index up to date: {target - self.position:,} events to fold "
+                              "(once: later reads fold only what is new)")
             return await self._fold_until(target, chunk, after_commit)
 
     def _checked_position(self) -> int:
