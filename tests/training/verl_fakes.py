@@ -14,9 +14,16 @@ SMOL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 END_OF_TURN = "<|im_end|>"
 
 
+_CONVERTED: list[Path] = []
+"""The folder converted first in this test process (reading the GGUF takes seconds): reused."""
+
+
 def smol_tokenizer_dir(target: Path) -> Path:
     """SmolLM2-135M-Instruct's tokenizer (from the GGUF the set-up installs) and a tiny model config."""
     import importlib.util
+
+    if _CONVERTED and (_CONVERTED[0] / "config.json").is_file():
+        return _CONVERTED[0]
 
     from transformers import AutoTokenizer, LlamaConfig
 
@@ -32,6 +39,7 @@ def smol_tokenizer_dir(target: Path) -> Path:
                          num_attention_heads=2, num_key_value_heads=1)
     config.architectures = ["LlamaForCausalLM"]
     config.save_pretrained(str(target))
+    _CONVERTED.append(target)
     return target
 
 

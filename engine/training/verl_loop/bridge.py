@@ -81,7 +81,7 @@ class Bridge:
             self.last_version = version
 
     async def submit(self, event: ProblemSubmitted) -> None:
-        from engine.cli.commands import submit  # deferred: the CLI package is only needed here
+        from engine.app.operations import submit  # deferred: the CLI package is only needed here
 
         await self._bounded(submit(self.runtime.log, event), f"submitting run {event.run_id}")
 

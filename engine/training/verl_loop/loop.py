@@ -87,7 +87,7 @@ class ApolloAgentLoop(AgentLoopBase):
         finally:
             await subscription.unsubscribe()
         outcome = outcome_of(run_id, records, timeout=self.options.run_timeout)
-        return self._output(outcome, client.tokens)
+        return self._output(outcome, client.tokens, want_logprobs=verl_params["logprobs"])
 
     def _submission(self, run_id: str, problem: SampleProblem, sampling_params: dict[str, Any],
                     bridge: Bridge) -> ProblemSubmitted:
@@ -103,19 +103,20 @@ class ApolloAgentLoop(AgentLoopBase):
                       "verl_sampling": {k: _plain(v) for k, v in sampling_params.items()}},
         )  # fmt: skip
 
-    def _output(self, outcome: RunOutcome, tokens: SampleTokens) -> AgentLoopOutput:
+    def _output(self, outcome: RunOutcome, tokens: SampleTokens, *, want_logprobs: bool) -> AgentLoopOutput:
+        """verl's output; a masked sample keeps the shapes verl needs (log-probs of 0 when asked for)."""
         failure = outcome.failure
         if failure is None and tokens.trained_calls == 0:
             failure = "no model call was generated into the sequence"
+        if failure is None and want_logprobs and not tokens.logprobs_complete:
+            failure = "verl asked for log-probs and the server returned none for a call"
         prompt_ids = tokens.prompt_ids[-self.prompt_length:] if tokens.prompt_ids else [self._filler()]
-        response_ids = tokens.response_ids[: self.response_length]
-        mask = tokens.response_mask[: self.response_length]
-        logprobs = tokens.response_logprobs[: self.response_length] if tokens.logprobs_complete else []
+        response_ids = tokens.response_ids[: self.response_length] or [self._filler()]
+        mask = tokens.response_mask[: self.response_length] or [0]
+        logprobs = tokens.response_logprobs[: self.response_length]
         if failure is not None:
             mask = [0] * len(response_ids)
-        if not response_ids:
-            response_ids, mask = [self._filler()], [0]
-            logprobs = [0.0] if logprobs else []
+            logprobs = [0.0] * len(response_ids)
         extra = {**tokens.server_fields, "turn_scores": [], "tool_rewards": [],
                  "apollo_run_id": outcome.run_id, "apollo_masked": failure is not None,
                  "apollo_failure": failure or "", "apollo_done_reason": outcome.done_reason,
@@ -124,7 +125,7 @@ class ApolloAgentLoop(AgentLoopBase):
                  "apollo_truncated": len(tokens.response_ids) > self.response_length}
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids, response_mask=mask,
-            response_logprobs=logprobs if len(logprobs) == len(response_ids) and logprobs else None,
+            response_logprobs=logprobs if want_logprobs else None,
             reward_score=0.0 if failure is not None else outcome.reward,
             num_turns=max(2, len(tokens.messages) - _prompt_messages(tokens) + 1),
             metrics=AgentLoopMetrics(), extra_fields=extra,
