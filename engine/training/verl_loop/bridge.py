@@ -81,7 +81,8 @@ class Bridge:
             self.last_version = version
 
     async def submit(self, event: ProblemSubmitted) -> None:
-        from engine.app.operations import submit  # deferred: the CLI package is only needed here
+        # deferred: the service layer (and what it pulls in) serves only this call here
+        from engine.app.operations import submit
 
         await self._bounded(submit(self.runtime.log, event), f"submitting run {event.run_id}")
 
