@@ -107,6 +107,9 @@ async def serve(nc: Any, run_key: str, client: ModelClient) -> Any:
             out = RelayAnswer(error=RelayError(kind=exc.kind, message=exc.message, attempts=exc.attempts))
         except msgspec.DecodeError as exc:
             out = RelayAnswer(error=RelayError(kind="bad_response", message=f"unreadable relayed call: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - the asking worker must get an answer, not a timeout
+            text = f"the verl agent loop failed: {type(exc).__name__}: {exc}"[:2000]
+            out = RelayAnswer(error=RelayError(kind="server_error", message=text))
         await message.respond(msgspec.json.encode(out))
 
     return await nc.subscribe(subject_for(run_key), cb=answer)
