@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,32 @@ async def test_background_children_die_with_the_call(sandbox: PythonSandbox) -> 
     assert outcome.ok, outcome
     assert outcome.stdout == "parent done\n"
     await assert_still_serving(sandbox)
+
+
+async def test_pid_1_command_line_hides_the_install_path(sandbox: PythonSandbox) -> None:
+    """/proc/1/cmdline and the code's own show a neutral title, not the interpreter's path."""
+    code = (
+        "for path in ('/proc/1/cmdline', '/proc/self/cmdline'):\n"
+        "    try:\n"
+        "        print(open(path, 'rb').read().rstrip(b'\\0'))\n"
+        "    except OSError as exc:\n"
+        "        print(type(exc).__name__)\n"
+    )
+    outcome = await sandbox.run(code)
+    assert outcome.ok, outcome
+    assert str(REPO) not in outcome.stdout
+    assert "python" not in outcome.stdout.lower()
+    assert outcome.stdout.splitlines()[0] == "b'apollo-sandbox'"
+
+
+async def test_mountinfo_shows_only_the_view(sandbox: PythonSandbox) -> None:
+    """Every mount the code can see is part of the documented view (nothing else of the host)."""
+    code = "print('\\n'.join(line.split()[4] for line in open('/proc/self/mountinfo')))"
+    outcome = await sandbox.run(code)
+    assert outcome.ok, outcome
+    allowed_prefixes = ("/usr", "/lib", "/bin", "/sbin", "/etc/", "/dev/", "/tmp", "/proc")
+    python_paths = {p for p in sys.path if p}
+    for point in outcome.stdout.split():
+        assert point == "/" or point.startswith(allowed_prefixes) or any(
+            point == p or point.startswith(p + "/") for p in python_paths
+        ), point
