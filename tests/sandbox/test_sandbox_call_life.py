@@ -199,3 +199,24 @@ def test_cli_returns_after_orphans_are_gone() -> None:
     assert done.returncode == 0, done.stderr
     uid = int(json.loads(done.stdout)["result"])
     assert uid_processes(uid) == []
+
+
+@ASYNC
+async def test_a_uid_whose_processes_may_live_is_retired(small_box: PythonSandbox) -> None:
+    """A worker not known to be gone gives back a fresh uid, never its own."""
+    import socket
+
+    from engine.sandbox.sandbox import _Worker
+
+    uids = small_box._uids  # noqa: SLF001
+    free = uids.qsize()
+    uid = await uids.get()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    theirs.close()
+    stuck = _Worker(-1, -1, -1, ours, -1, uid, {})
+    small_box._release(stuck, gone=False)  # noqa: SLF001
+    back = [uids.get_nowait() for _ in range(uids.qsize())]
+    for value in back:
+        uids.put_nowait(value)
+    assert uid not in back
+    assert len(back) == free

@@ -159,3 +159,15 @@ async def test_ipc_objects_stay_in_the_calls_namespace(box: PythonSandbox) -> No
     assert "(-1," not in outcome.stdout, outcome.stdout
     after = {name: host_file(f"/proc/sysvipc/{name}") for name in ("shm", "sem", "msg")}
     assert after == before
+
+
+@ASYNC
+async def test_mqueues_die_with_the_ipc_namespace_without_landlock() -> None:
+    """With Landlock off, a created POSIX mqueue is still gone for every later call."""
+    config = SandboxConfig(timeout_s=20, max_concurrency=1, spares=0, landlock=False)
+    async with PythonSandbox(config) as plain:
+        planted = await plain.run(PRELUDE + PLANT["mqueue"])
+        assert planted.ok and "(-1," not in planted.stdout, planted
+        for _ in range(4):
+            probe = await plain.run(PRELUDE + PROBE["mqueue"])
+            assert "found -1" in probe.stdout, probe
