@@ -9,14 +9,22 @@ from tests.cli.support import apollo, copy_of
 
 
 def test_limit_then_before_pages_through_every_run(two_runs: Path) -> None:
-    """--limit 1 names the next page's --before, and that page holds the other run."""
-    code, out, err = apollo(two_runs, "runs", "--limit", "1")
+    """--limit 1 names the next page's --before; following it visits every run once, newest first."""
+    code, out, err = apollo(two_runs, "runs", "--json")
     assert code == 0, err[-2000:]
-    first = out.splitlines()[1].split()[0]
-    assert f"older runs: add --before {first}" in err
-    code, out, err = apollo(two_runs, "runs", "--json", "--before", first)
-    assert code == 0, err[-2000:]
-    assert [row["run_id"] for row in json.loads(out)] == sorted({"solve-abc1", "solve-abd2"} - {first})
+    everything = [row["run_id"] for row in json.loads(out)]
+    paged: list[str] = []
+    flags = ["--limit", "1"]
+    while True:
+        code, out, err = apollo(two_runs, "runs", *flags)
+        assert code == 0, err[-2000:]
+        if not out:
+            assert "no runs before" in err
+            break
+        paged.append(out.splitlines()[1].split()[0])
+        assert f"older runs: add --before {paged[-1]}" in err
+        flags = ["--limit", "1", "--before", paged[-1]]
+    assert paged == everything and len(paged) >= 2
     code, out, err = apollo(two_runs, "runs", "--before", "no-such-run")
     assert code == 1 and "no such run" in err
 
