@@ -84,3 +84,14 @@ async def test_relay_without_a_loop_fails_as_connection(nats_server: Any) -> Non
         assert caught.value.kind == "connection"
     finally:
         await nc.close()
+
+
+def test_router_provider_serves_its_prefix() -> None:
+    """The router hands ``verl:`` specs to the registered provider and others to the built-in kinds."""
+    from engine.models.router import ModelRouter
+    from engine.training.verl_loop.relay import relay_provider
+
+    router = ModelRouter(providers={"verl:": relay_provider(nc=None)})
+    client = router.client_for("policy", "verl:run-1", {})
+    assert isinstance(client, RelayClient) and client.model == "verl:run-1" and client.role == "policy"
+    assert not isinstance(router.client_for("policy", "qwen3-4b", {}), RelayClient)
