@@ -25,7 +25,7 @@ from typing import Any
 import structlog
 
 from engine.eventlog.port import EventLog
-from engine.runtime.run_index_store import CorruptEntry, IndexUnusable, RunIndexStore, decode_row
+from engine.runtime.run_index_store import CorruptEntry, IndexUnusable, IndexUnwritable, RunIndexStore, decode_row
 from events.record import Unreadable
 from events.subjects import parse_subject
 from replay.rebuild import gc_paused
@@ -81,8 +81,12 @@ class RunIndex:
     @classmethod
     async def in_data_dir(cls, event_log: EventLog, data_dir: Path, *, wait: bool = True,
                           announce: Callable[[str], None] | None = None) -> RunIndex:
-        path = index_path(data_dir, await stream_identity(event_log))
-        return await cls.open(event_log, path, wait=wait, announce=announce)
+        identity = await stream_identity(event_log)
+        notices: list[str] = []
+        store = _usable_store(index_path(data_dir, identity), notices)
+        index = cls(store, event_log, identity, notices=notices, announce=announce)
+        await index.catch_up(wait=wait)
+        return index
 
     def close(self) -> None:
         self.store.close()
@@ -96,7 +100,20 @@ class RunIndex:
         follower, which must not block its event loop) a busy index is left for next time.
         ``after_commit`` is told each committed sequence (tests interrupt it there).
         """
-        with index_lock(self.store.path, wait=wait) as held:
+        try:
+            return await self._catch_up(chunk, after_commit, wait=wait)
+        except (IndexUnwritable, OSError) as exc:
+            if self.store.path is None:
+                raise
+            self.notices.append(f"cannot keep the run index at {self.store.path} ({exc}): "
+                                "folding the whole log in memory instead")
+            self.store.close()
+            self.store, self.position = RunIndexStore(None), 0
+            return await self._catch_up(chunk, after_commit, wait=wait)
+
+    async def _catch_up(self, chunk: int, after_commit: Callable[[int], None] | None, *, wait: bool) -> int:
+        lock = index_lock(self.store.path, wait=wait) if self.store.path else contextlib.nullcontext(True)
+        with lock as held:
             if not held:
                 return 0
             self.position = self._checked_position()
@@ -121,8 +138,9 @@ class RunIndex:
         self.notices.append(f"run index {self.store.path}: {why}; rebuilt from the log")
         path = self.store.path
         self.store.close()
-        for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-            stale.unlink(missing_ok=True)
+        if path is not None:
+            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                stale.unlink(missing_ok=True)
         self.store = RunIndexStore(path)
         self.store.check(self.identity)
         self.position = 0
@@ -248,12 +266,18 @@ class RunIndex:
 
 
 def _usable_store(path: Path, notices: list[str]) -> RunIndexStore:
+    """The store at ``path``; a new one if it holds something else; one in memory if the file
+    cannot be kept there (then every read folds the whole log, and says so)."""
     try:
-        return RunIndexStore(path)
-    except IndexUnusable as exc:
-        notices.append(f"run index {path}: {exc}; rebuilt from the log")
-        path.unlink(missing_ok=True)
-        return RunIndexStore(path)
+        try:
+            return RunIndexStore(path)
+        except IndexUnusable as exc:
+            notices.append(f"run index {path}: {exc}; rebuilt from the log")
+            path.unlink(missing_ok=True)
+            return RunIndexStore(path)
+    except (IndexUnwritable, OSError) as exc:
+        notices.append(f"cannot keep the run index at {path} ({exc}): folding the whole log in memory instead")
+        return RunIndexStore(None)
 
 
 async def follow_run_index(event_log: EventLog, data_dir: Path, stop: asyncio.Event, *, poll: float = 1.0) -> None:

@@ -52,6 +52,10 @@ class IndexUnusable(EngineError):  # noqa: N818 - a condition, handled by rebuil
     """The file is not an index this version can use (foreign, corrupt, another schema)."""
 
 
+class IndexUnwritable(EngineError):
+    """The index file cannot be made, opened or written here (a read-only data dir, a full disk)."""
+
+
 class CorruptEntry(EngineError):  # noqa: N818 - handled by refolding the run
     """One run's stored entry cannot be read back."""
 
@@ -63,14 +67,27 @@ class CorruptEntry(EngineError):  # noqa: N818 - handled by refolding the run
 class RunIndexStore:
     """An open index file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
+        """Open the file at ``path`` (made if missing); ``None`` keeps the index in memory.
+
+        Raises:
+            IndexUnusable: the file is not an SQLite database.
+            IndexUnwritable: the file cannot be made, opened or written.
+        """
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(":memory:" if path is None else path, timeout=60.0, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise IndexUnwritable(str(exc)) from exc
         self.db.create_function("py_lower", 1, _lower, deterministic=True)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError as exc:
+            self.db.close()
+            raise IndexUnwritable(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise IndexUnusable(f"not an SQLite file: {exc}") from exc
@@ -126,9 +143,13 @@ class RunIndexStore:
     def save(self, summaries: Iterable[RunSummary], last_seq: int) -> None:
         """Store the summaries and the sequence they are folded up to, in one transaction."""
         rows = [_columns(summary) for summary in summaries]
-        with _transaction(self.db):
-            self.db.executemany(f"INSERT OR REPLACE INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 11)})", rows)
-            self._set_meta({"last_seq": str(last_seq)})
+        try:
+            with _transaction(self.db):
+                self.db.executemany(f"INSERT OR REPLACE INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                                    rows)
+                self._set_meta({"last_seq": str(last_seq)})
+        except sqlite3.OperationalError as exc:
+            raise IndexUnwritable(f"cannot write the run index {self.path}: {exc}") from exc
 
     # -- reading ----------------------------------------------------------------------
 

@@ -184,3 +184,14 @@ async def test_a_busy_index_is_left_to_its_holder_without_waiting(tmp_path: Path
     with index_lock(index.store.path, wait=True):
         assert await index.catch_up(wait=False) == 0
     assert await index.catch_up(wait=False) > 0
+
+
+async def test_a_data_dir_that_cannot_hold_the_index_reads_the_whole_log_instead(tmp_path: Path) -> None:
+    """Where the index file cannot be made, the rows still come, folded in memory, and the reason is said."""
+    log = await _log_with(5)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    index = await RunIndex.in_data_dir(log, blocked)
+    assert index.store.path is None
+    assert any("in memory instead" in notice for notice in index.notices)
+    assert await index.rows() == await _full_read_rows(log)
