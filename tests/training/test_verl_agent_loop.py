@@ -12,6 +12,7 @@ pytest.importorskip("verl.experimental.agent_loop")
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
 from engine.training.verl_loop.bridge import close_bridges  # noqa: E402
 from events.model import ModelResponded  # noqa: E402
+from events.run import ProblemSubmitted  # noqa: E402
 from replay.verify import verify_run  # noqa: E402
 from tests.training.verl_fakes import (  # noqa: E402
     ScriptedServer,
@@ -60,8 +61,12 @@ async def test_worker_batch_through_grpo(smol_dir: Path, tmp_path: Path, nats_se
                math_sample("What is 2 plus 3?", "5", 1, "g-b"), math_sample("What is 2 plus 3?", "5", 1, "g-b")]
     try:
         data = await worker.generate_sequences(batch_of(samples))
+        later = await worker.generate_sequences(batch_of([math_sample("What is 2 plus 3?", "5", 1, "g-c")]))
     finally:
         await close_bridges()
+    (later_run,) = later.non_tensor_batch["apollo_run_id"]
+    (submitted,) = [r.event for r in await jetstream_log.read_run(later_run) if isinstance(r.event, ProblemSubmitted)]
+    assert submitted.metadata["policy_version"] == 3  # the step the servers last reported, as `apollo rollouts` stamps
     run_ids = list(data.non_tensor_batch["apollo_run_id"])
     assert len(set(run_ids)) == 4
     assert list(data.non_tensor_batch["apollo_masked"]) == [False] * 4
