@@ -64,9 +64,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import fake_model_process, nats_server  # noqa: E402
 from engine.app.log_setup import configure_logging  # noqa: E402
-from engine.cli.argtypes import whole_number  # noqa: E402
-from engine.cli.commands import submission, submit  # noqa: E402
+from engine.app.operations import submission, submit  # noqa: E402
 from engine.config.settings import validate  # noqa: E402
+from engine.console.argtypes import whole_number  # noqa: E402
 from engine.models.fake_server import FakeOpenAIServer, ReplyDelay  # noqa: E402
 from engine.models.router import ModelRouter  # noqa: E402
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402

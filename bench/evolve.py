@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.app.bootstrap import settings_for_run
 from engine.app.log_setup import configure_logging
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.config.settings import validate
 from engine.eventlog.memory import InMemoryEventLog
 from engine.models.fake_server import FakeOpenAIServer

@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import percentile
-from engine.cli.argtypes import whole_number
+from engine.console.argtypes import whole_number
 from handlers.grading import grade_answer
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "grading" / "cases"

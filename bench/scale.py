@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import fake_model_process  # noqa: E402
-from engine.cli.commands import submission, submit  # noqa: E402
+from engine.app.operations import submission, submit  # noqa: E402
 from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
 from engine.nats.server import NatsServerProcess  # noqa: E402
 

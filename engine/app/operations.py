@@ -1,4 +1,4 @@
-"""What the CLI commands do, as async functions over a Runtime (no argument parsing here)."""
+"""The application's operations on runs (submit, watch, local workers), called by the CLI, the trainer and benches."""
 
 from __future__ import annotations
 

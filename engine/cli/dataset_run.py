@@ -21,8 +21,7 @@ from typing import Any
 import msgspec
 
 from engine.app.bootstrap import Runtime, open_runtime, running_engine_url, settings_for_run
-from engine.cli.argtypes import number, whole_number
-from engine.cli.commands import local_workers, submission, submit, warn_if_no_worker
+from engine.app.operations import local_workers, submission, submit, warn_if_no_worker
 from engine.cli.endpoint_probe import fit_settings_to_servers
 from engine.cli.problem_args import apply_model_flags
 from engine.cli.progress import Progress
@@ -32,6 +31,7 @@ from engine.cli.tracking import Trackers, flat_numbers, open_trackers, parse_kin
 from engine.config.merge import deep_merge
 from engine.config.run_identity import other_digests, settings_digest
 from engine.config.settings import Settings, validate
+from engine.console.argtypes import number, whole_number
 from engine.datasets import DatasetError, DatasetLoad, Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
 from engine.runtime.processes import freeze_startup_heap

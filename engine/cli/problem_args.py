@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from engine.cli.argtypes import whole_number
 from engine.config.settings import Settings, validate
+from engine.console.argtypes import whole_number
 from engine.datasets import DatasetError, load_problems
 from engine.errors import EngineError
 from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES

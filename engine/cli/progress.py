@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from engine.cli.status_line import StatusLine, bar
+from engine.console.status_line import StatusLine, bar
 from engine.rollouts.driver import RolloutDriver
 from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 

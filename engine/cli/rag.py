@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.cli.argtypes import whole_number
 from engine.config.settings import Settings, default_data_dir
+from engine.console.argtypes import whole_number
 from engine.rag.kb import KnowledgeBase
 from engine.rag.libraries import SUPPORTED_LIBRARIES, UnknownLibraryError
 from engine.rag.render import render_hits

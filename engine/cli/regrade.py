@@ -20,8 +20,8 @@ from engine.app.bootstrap import Runtime, open_runtime
 from engine.cli.problem_args import positive_int
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import open_run_index, pick_indexed
-from engine.cli.status_line import StatusLine, bar
 from engine.config.settings import Settings
+from engine.console.status_line import StatusLine, bar
 from engine.grading.regrade import Regrader, RunRegrade
 from engine.grading.router import RegistryGrader
 from engine.plugins import load_plugins

@@ -17,14 +17,14 @@ from typing import Any
 import msgspec
 
 from engine.app.bootstrap import open_runtime, running_engine_url
-from engine.cli.argtypes import whole_number
-from engine.cli.commands import local_workers, new_run_id, outcome, run_events, watch_run
+from engine.app.operations import local_workers, new_run_id, outcome, run_events, watch_run
 from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.run_lookup import resolve_run_id
 from engine.cli.solve import print_result
 from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.reference import translate
 from engine.config.settings import Settings, read_config_file
+from engine.console.argtypes import whole_number
 from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
 from engine.plugins import load_plugins

@@ -23,13 +23,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from engine.app.bootstrap import open_runtime, running_engine_url
-from engine.cli.argtypes import whole_number
-from engine.cli.commands import local_workers
+from engine.app.operations import local_workers
 from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.problem_args import add_model_arguments, apply_model_flags
 from engine.cli.progress import RolloutProgress
 from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.settings import Settings
+from engine.console.argtypes import whole_number
 from engine.datasets import load_problems
 from engine.errors import EngineError
 from engine.rollouts import DriverOptions, RolloutDriver

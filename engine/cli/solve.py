@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from engine.app.bootstrap import open_runtime, running_engine_url
-from engine.cli.commands import (
+from engine.app.operations import (
     local_workers,
     new_run_id,
     outcome,

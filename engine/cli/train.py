@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.cli.argtypes import whole_number
 from engine.config.settings import Settings
+from engine.console.argtypes import whole_number
 
 DEFAULT_OUT = "apollo-train-demo"
 

@@ -39,7 +39,7 @@ from typing import Any, Literal, get_args
 import msgspec
 from aiohttp import web
 
-from engine.cli.argtypes import number, whole_number
+from engine.console.argtypes import number, whole_number
 from engine.models.fake_lora import FakeLoraAdapters
 from engine.models.fake_replies import (
     CONTEXT_WORDINGS,

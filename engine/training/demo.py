@@ -36,7 +36,7 @@ from typing import Any, TextIO
 import msgspec
 
 from engine.app.bootstrap import Runtime, open_runtime
-from engine.cli.commands import local_workers, submission, submit
+from engine.app.operations import local_workers, submission, submit
 from engine.config.settings import Settings, validate
 from engine.errors import EngineError
 from engine.nats.rollout_source import JetStreamRolloutSource

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from engine.cli.status_line import StatusLine, bar
+from engine.console.status_line import StatusLine, bar
 
 WIDTH = 24
 

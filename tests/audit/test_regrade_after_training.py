@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.grading.regrade import Regrader
 from engine.grading.router import RegistryGrader
 from engine.rollouts import train_recorder

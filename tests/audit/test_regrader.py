@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.grading.regrade import Regrader
 from engine.grading.router import RegistryGrader
 from engine.plugins import forget, load_plugins

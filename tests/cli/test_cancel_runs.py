@@ -105,7 +105,7 @@ def test_a_solve_whose_run_was_cancelled_elsewhere_reports_it_cancelled() -> Non
     """`solve` prints the outcome: a run cancelled from another terminal is cancelled, with why."""
     from datetime import UTC, datetime
 
-    from engine.cli.commands import outcome
+    from engine.app.operations import outcome
     from engine.testing.event_builders import submitted
     from events.record import Recorded
     from events.run import RunCancelled

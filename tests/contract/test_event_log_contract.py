@@ -111,7 +111,7 @@ async def test_a_delivery_says_which_run_sequence_its_append_expected(event_log)
 
 async def test_submitting_opens_a_new_run_and_resubmitting_is_deduplicated(event_log) -> None:
     """``submit`` conditions a fresh run's first event; the same submission again is a no-op."""
-    from engine.cli.commands import submit
+    from engine.app.operations import submit
 
     event = submitted("r-s")
     opened = await submit(event_log, event)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.nats.streams import Definitions
 from events.model import ModelResponded
 from events.run import RunCompleted, RunFailed, RunStarted

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from engine.cli.argtypes import number, whole_number
+from engine.console.argtypes import number, whole_number
 
 
 @pytest.mark.parametrize(("text", "expected"), [("0", 0), ("7", 7), (" 12 ", 12)])

@@ -6,7 +6,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.cli.commands import submit
+from engine.app.operations import submit
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.histories import RunHistories

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from engine.app.bootstrap import open_runtime
-from engine.cli.commands import submission, submit, warn_if_no_worker
+from engine.app.operations import submission, submit, warn_if_no_worker
 from engine.config.settings import validate
 from engine.errors import AccessDenied
 from engine.nats.jetstream import JetStreamEventLog

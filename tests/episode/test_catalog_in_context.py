@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import ActionParsed, EventRejected, RunFailed, RunStarted, TrajectorySealed
 from handlers.catalog import Catalog, ExtensionMissing, builtin_catalog

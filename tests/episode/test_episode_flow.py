@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli.commands import outcome, submission
+from engine.app.operations import outcome, submission
 from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from events import (
     ActionParsed,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.config.settings import load_settings
 from engine.errors import ConfigError
 from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import (
     ActionParsed,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.testing.harness import (
     EchoPython,
     make_settings,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats.jetstream import JetStreamEventLog
 from events import ModelResponded, RoundCompleted, RunCompleted

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.commands import submission, submit
+from engine.app.operations import submission, submit
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.publisher import PublishRefused

@@ -17,7 +17,7 @@ import structlog
 
 from engine.app.bootstrap import open_runtime
 from engine.app.log_setup import configure_logging
-from engine.cli.commands import submission, submit
+from engine.app.operations import submission, submit
 from engine.config.settings import validate
 from engine.errors import BusUnavailable, StreamSetupError
 from engine.nats.jetstream import DUPLICATE_IN_PROCESS, JetStreamEventLog
@@ -242,7 +242,7 @@ async def test_show_and_watch_read_through_a_failover(jetstream_log) -> None:
     """run_events (`apollo show`) and watch_run (`apollo solve`) retry reads that time out."""
     from types import SimpleNamespace
 
-    from engine.cli.commands import run_events, watch_run
+    from engine.app.operations import run_events, watch_run
     from events import RunCompleted
 
     await jetstream_log.append(submitted("r-watch"))

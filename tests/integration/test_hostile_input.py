@@ -18,7 +18,7 @@ import nats
 import nats.js.errors
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.jetstream import PAYLOAD_HEADER, JetStreamEventLog
 from engine.nats.rollout_source import JetStreamRolloutSource

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.commands import new_run_id, submission
+from engine.app.operations import new_run_id, submission
 from engine.config.settings import load_settings
 from engine.errors import AccessDenied, ConnectError, PublishError
 from engine.models.fake_server import FakeOpenAIServer
@@ -235,7 +235,7 @@ async def test_a_worker_runs_a_problem_end_to_end_under_tls(server, admin_log, t
 async def test_a_submitter_is_told_when_no_worker_pulls(server, admin_log, tmp_path: Path, capsys):
     """solve/run as the submitter role may look at the work queue, so a NATS without workers is named, not silent."""
     from engine.app.bootstrap import open_runtime
-    from engine.cli.commands import submit, warn_if_no_worker
+    from engine.app.operations import submit, warn_if_no_worker
 
     settings = load_settings(environ={**server.env("submitter"), "APOLLO_DATA_DIR": str(tmp_path / "cli")})
     runtime = await open_runtime(settings, start_server=False)

@@ -30,6 +30,8 @@ class LlamaServer:
 
     url: str
     process: subprocess.Popen[str]
+    said: str
+    """The line after the URL: the model name and the context per request."""
 
 
 def _gguf() -> Path:
@@ -52,6 +54,7 @@ def start_server(log: Path, *, parallel: int = 2) -> LlamaServer:
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)  # noqa: S603
     assert process.stdout is not None
     url = process.stdout.readline().strip()
+    said = process.stdout.readline().strip()
     if not url.startswith("http"):
         process.kill()
         pytest.fail(f"apollo model serve did not print its URL: {log.read_text()[-2000:]}")
@@ -60,7 +63,7 @@ def start_server(log: Path, *, parallel: int = 2) -> LlamaServer:
         try:
             with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=2) as reply:  # noqa: S310
                 if reply.status == 200:
-                    return LlamaServer(url, process)
+                    return LlamaServer(url, process, said)
         except OSError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.datasets import load_problems
 from engine.models.router import ModelRouter
 from engine.plugins import RegistryGrader, load_plugins

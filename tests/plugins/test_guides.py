@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.plugins import RegistryGrader, load_plugins
 from engine.testing.harness import (
     EchoPython,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.cli.main import main
 from engine.grading.router import RegistryGrader
 from engine.plugins import forget, load_plugins

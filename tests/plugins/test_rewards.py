@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.plugins import load_plugins
 from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import EpisodeEnded, TrajectorySealed

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.plugins import load_plugins
 from engine.testing.harness import (
     EchoPython,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.router import ModelRouter
 from engine.testing.harness import make_settings, run_until_done, services

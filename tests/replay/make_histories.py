@@ -13,7 +13,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.cli.replay import history_lines
 from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from tests.episode.test_episode_flow import Replies

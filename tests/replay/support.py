@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.cli.replay import read_history
 from engine.testing.harness import EchoPython, make_settings, run_until_done, services
 from events.record import Recorded

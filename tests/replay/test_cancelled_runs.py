@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cli.commands import submission
+from engine.app.operations import submission
 from engine.runtime.cancellation import cancel_run
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.testing.harness import make_settings, new_memory_log, services
