@@ -1,7 +1,7 @@
 """`apollo model serve`: a GGUF model behind llama.cpp's own OpenAI-compatible server, on this machine's CPU.
 
     apollo model serve                      # the demo model the set-up installs (SmolLM2-135M)
-    apollo model serve PATH.gguf --port 8080 --alias mymodel --ctx 4096 --parallel 4 [--lora FILE]
+    apollo model serve PATH.gguf --port 8080 --alias mymodel --ctx 2048 --parallel 4 [--lora FILE]
 
 The first line printed is the base URL; the next says the model name and the context each
 request may use. It serves until Ctrl-C.
@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from engine.cli.argtypes import whole_number
+from engine.console.argtypes import whole_number
 from engine.errors import EngineError
 
 
@@ -30,8 +30,8 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--port", type=whole_number(0, 65535), default=8080,
                        help="port (default 8080; 0 picks a free one)")
     serve.add_argument("--alias", help="the model name clients send (default: the file's name up to its first dot)")
-    serve.add_argument("--ctx", type=whole_number(1), default=4096,
-                       help="context tokens per request slot (default 4096)")
+    serve.add_argument("--ctx", type=whole_number(1), default=2048,
+                       help="context tokens per request slot (default 2048)")
     serve.add_argument("--parallel", type=whole_number(1), default=4, help="requests served at once (default 4)")
     serve.add_argument("--lora", action="append", default=[], metavar="FILE", help="a GGUF LoRA adapter (repeatable)")
     serve.add_argument("--threads", type=whole_number(1), help="CPU threads (default: llama.cpp's choice)")

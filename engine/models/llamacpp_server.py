@@ -30,7 +30,7 @@ class ServeOptions:
     alias: str
     host: str = "127.0.0.1"
     port: int = 8080
-    ctx_per_slot: int = 4096
+    ctx_per_slot: int = 2048
     parallel: int = 4
     lora: tuple[Path, ...] = ()
     threads: int | None = None
@@ -53,15 +53,15 @@ def default_alias(gguf: Path) -> str:
 
 def start(options: ServeOptions) -> RunningServer:
     """Load the GGUF and listen; raise :class:`LlamaServerError` if either fails."""
-    if importlib.util.find_spec("xllamacpp") is None:
-        msg = f"llama.cpp's server (the xllamacpp package) is not installed: {INSTALL_HINT}"
-        raise LlamaServerError(msg)
     if not options.gguf.is_file():
         msg = f"no GGUF file at {options.gguf}"
         raise LlamaServerError(msg)
     missing = [str(path) for path in options.lora if not path.is_file()]
     if missing:
         msg = f"no LoRA adapter file at {', '.join(missing)}"
+        raise LlamaServerError(msg)
+    if importlib.util.find_spec("xllamacpp") is None:
+        msg = f"llama.cpp's server (the xllamacpp package) is not installed: {INSTALL_HINT}"
         raise LlamaServerError(msg)
     import xllamacpp
 
