@@ -68,11 +68,11 @@ class RunIndex:
     """Told, before a long catch-up, what it is about to do (the CLI says it on stderr)."""
 
     @classmethod
-    async def open(cls, event_log: EventLog, path: Path, *, wait: bool = True,
+    async def open(cls, event_log: EventLog, path: Path, *, wait: bool = True, identity: str | None = None,
                    announce: Callable[[str], None] | None = None) -> RunIndex:
         """Open (or make) the index at ``path`` and catch it up with ``event_log`` (with ``wait``
         false, only when no other process is catching it up: see :meth:`catch_up`)."""
-        identity = await stream_identity(event_log)
+        identity = identity or await stream_identity(event_log)
         notices: list[str] = []
         index = cls(_usable_store(path, notices), event_log, identity, notices=notices, announce=announce)
         await index.catch_up(wait=wait)
@@ -81,12 +81,10 @@ class RunIndex:
     @classmethod
     async def in_data_dir(cls, event_log: EventLog, data_dir: Path, *, wait: bool = True,
                           announce: Callable[[str], None] | None = None) -> RunIndex:
+        """The index of ``event_log`` kept in ``data_dir`` (one file per log), caught up."""
         identity = await stream_identity(event_log)
-        notices: list[str] = []
-        store = _usable_store(index_path(data_dir, identity), notices)
-        index = cls(store, event_log, identity, notices=notices, announce=announce)
-        await index.catch_up(wait=wait)
-        return index
+        return await cls.open(event_log, index_path(data_dir, identity), wait=wait, identity=identity,
+                              announce=announce)
 
     def close(self) -> None:
         self.store.close()
@@ -102,7 +100,7 @@ class RunIndex:
         """
         try:
             return await self._catch_up(chunk, after_commit, wait=wait)
-        except (IndexUnwritable, OSError) as exc:
+        except IndexUnwritable as exc:
             if self.store.path is None:
                 raise
             self.notices.append(f"cannot keep the run index at {self.store.path} ({exc}): "
@@ -312,7 +310,10 @@ class index_lock:  # noqa: N801 - a context manager, named as one
         self.handle: Any = None
 
     def __enter__(self) -> bool:
-        self.handle = self.path.open("a")
+        try:
+            self.handle = self.path.open("a")
+        except OSError as exc:
+            raise IndexUnwritable(f"cannot make its lock {self.path}: {exc}") from exc
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX if self.wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
