@@ -85,15 +85,15 @@ async def test_worker_batch_through_grpo(smol_dir: Path, tmp_path: Path, nats_se
             assert (await verify_run(records)).ok
             replies = [r.event for r in records if isinstance(r.event, ModelResponded)]
             assert replies and all(r.policy_version == 3 for r in replies)
-            first = replies[0]
-            length = len(first.token_ids or [])
+            last = replies[-1]  # apollo renders each turn afresh: verl trains the last sequence
+            length = len(last.token_ids or [])
             response = data.batch["responses"][row].tolist()
-            assert response[:length] == first.token_ids  # the server's ids, untouched
+            assert response[:length] == last.token_ids  # the server's ids, untouched
             assert data.batch["response_mask"][row, :length].tolist() == [1] * length
             prompt = data.batch["prompts"][row]
             real = data.batch["attention_mask"][row, : prompt.shape[0]] == 1
-            assert prompt[real].tolist() == first.prompt_token_ids  # the prompt generated on, no drift
-            if row < 2:  # the python step's fresh prompt is recorded, generated, not trained
+            assert prompt[real].tolist() == last.prompt_token_ids  # the prompt generated on, no drift
+            if row < 2:  # the python step is recorded and generated, not trained
                 assert len(replies) == 2 and data.non_tensor_batch["apollo_untrained_calls"][row] == 1
     finally:
         await log.close()

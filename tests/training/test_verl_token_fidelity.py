@@ -49,11 +49,12 @@ def loops(smol_dir: Path, tmp_path: Path) -> tuple[Any, Any, Any]:
     return ToolAgentLoop(tools=ToolListWrap([calc]), **common), ApolloAgentLoop(**common), server
 
 
-def client_of(apollo_loop: Any) -> Any:
+def client_of(apollo_loop: Any, sequence: str = "last") -> Any:
     from engine.training.verl_loop.client import VerlModelClient
 
     return VerlModelClient(apollo_loop, request_id="sticky", model="verl:test", verl_params={"logprobs": True},
-                           prompt_length=apollo_loop.prompt_length, response_length=apollo_loop.response_length)
+                           prompt_length=apollo_loop.prompt_length, response_length=apollo_loop.response_length,
+                           sequence=sequence)
 
 
 async def test_tool_chat_matches_tool_agent_loop(smol_dir: Path, tmp_path: Path) -> None:
@@ -77,13 +78,14 @@ async def test_tool_chat_matches_tool_agent_loop(smol_dir: Path, tmp_path: Path)
     assert ours.trained_calls == 2 and ours.untrained_calls == 0
 
 
-async def test_fresh_prompt_is_generated_as_rendered(smol_dir: Path, tmp_path: Path) -> None:
-    """A later prompt that does not continue the sequence is generated on exactly its own ids, untrained."""
+@pytest.mark.parametrize("sequence", ["last", "first"])
+async def test_fresh_prompt_is_generated_as_rendered(smol_dir: Path, tmp_path: Path, sequence: str) -> None:
+    """A prompt that does not continue the sequence is generated on exactly its own ids; one sequence is trained."""
     _, apollo_loop, server = loops(smol_dir, tmp_path)
-    client = client_of(apollo_loop)
+    client = client_of(apollo_loop, sequence)
     sampling = SamplingParams(temperature=1.0, max_tokens=512)
     chat = [ChatMessage(role=m["role"], content=m["content"]) for m in QUESTION]
-    await client.complete(chat, sampling)
+    first = await client.complete(chat, sampling)
     fresh = [chat[0], ChatMessage(role="user", content="What is 6 times 7? [Observation 1] tool\n42")]
     reply = await client.complete(fresh, sampling)
     rendered = apollo_loop.tokenizer.apply_chat_template(
@@ -91,3 +93,6 @@ async def test_fresh_prompt_is_generated_as_rendered(smol_dir: Path, tmp_path: P
     rendered = rendered["input_ids"] if hasattr(rendered, "keys") else rendered
     assert reply.prompt_token_ids == list(rendered) == server.calls[-1]["prompt_ids"]
     assert client.tokens.untrained_calls == 1 and client.tokens.trained_calls == 1
+    kept = reply if sequence == "last" else first
+    assert client.tokens.prompt_ids == kept.prompt_token_ids
+    assert client.tokens.response_ids == kept.token_ids

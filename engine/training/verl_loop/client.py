@@ -6,8 +6,11 @@ call's messages are the earlier ones plus the reply just given plus new non-assi
 messages (a growing chat), the new messages are merged by the same builder as observation
 tokens, and generation continues on the whole sequence: that is the sample verl trains (model
 tokens mask 1, observations mask 0). A call whose prompt does not continue the sequence
-(apollo's protocols render every turn as a fresh prompt) is generated on exactly that prompt,
-recorded in the log with its own token ids, and counted in :attr:`SampleTokens.untrained_calls`.
+(apollo's protocols render every turn as a fresh prompt) is generated on exactly that prompt and
+recorded in the log with its own token ids; with ``sequence="last"`` (the default) it starts a new
+sequence, so verl trains the episode's last sequence (the one holding the graded answer), and with
+``sequence="first"`` the first sequence stays; the calls left out are counted in
+:attr:`SampleTokens.untrained_calls`.
 
 The reply text apollo reads is the decode of the server's ids; the trained ids are the
 server's ids themselves, never a re-tokenisation of the text.
@@ -56,7 +59,7 @@ class VerlModelClient:
     """
 
     def __init__(self, agent_loop: Any, *, request_id: str, model: str, verl_params: dict[str, Any],
-                 prompt_length: int, response_length: int,
+                 prompt_length: int, response_length: int, sequence: str = "last",
                  on_version: Callable[[int], None] | None = None) -> None:
         self.agent_loop = agent_loop
         self.request_id = request_id
@@ -65,22 +68,20 @@ class VerlModelClient:
         self.prompt_length = prompt_length
         self.response_length = response_length
         self.on_version = on_version
+        self.sequence = sequence
         self.tokens = SampleTokens()
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:
         """Generate the reply through verl; every failure is a :class:`ModelError`."""
         chat = [{"role": m.role, "content": m.content} for m in messages]
         continues = self._continues(chat)
-        if self.tokens.calls == 0:
-            prompt_ids = await self._initial_ids(chat)
-            self.tokens.prompt_ids = list(prompt_ids)
-            self.tokens.token_ids = list(prompt_ids)
-            self.tokens.messages = chat
-            continues = True
-        elif continues:
+        if continues:
             prompt_ids = await self._merge_observations(chat)
         else:
             prompt_ids = await self._initial_ids(chat)
+            if self.tokens.calls == 0 or self.sequence == "last":
+                self._start_sequence(prompt_ids, chat)
+                continues = True
         self.tokens.calls += 1
         max_tokens = params.max_tokens
         if continues:
@@ -112,6 +113,14 @@ class VerlModelClient:
             logprobs=[float(x) for x in output.log_probs] if output.log_probs else None,
             policy_version=version,
         )  # fmt: skip
+
+    def _start_sequence(self, prompt_ids: list[int], chat: list[dict[str, str]]) -> None:
+        """A new trained sequence from ``prompt_ids``; the calls of the one it replaces go untrained."""
+        held = self.tokens
+        held.untrained_calls += held.trained_calls
+        held.trained_calls = 0
+        held.prompt_ids, held.token_ids, held.messages = list(prompt_ids), list(prompt_ids), chat
+        held.response_mask, held.response_logprobs, held.logprobs_complete = [], [], True
 
     def _continues(self, chat: list[dict[str, str]]) -> bool:
         """Whether ``chat`` is the sequence's chat plus new non-assistant messages."""

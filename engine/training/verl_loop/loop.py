@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from verl.experimental.agent_loop.agent_loop import (
@@ -48,6 +48,8 @@ class LoopOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     workflow: str = "reason"
     run_config: dict[str, Any] = {}
     """Run setting overrides for every sample's run (``episode``: max_steps, tools, protocol...)."""
+    sequence: Literal["last", "first"] = "last"
+    """Which sequence of a fresh-prompt episode verl trains: the last (holding the graded answer) or the first."""
     run_timeout: float = 1800.0
     """Seconds a run may take before its sample is masked as unfinished."""
     log_timeout: float = 30.0
@@ -79,7 +81,8 @@ class ApolloAgentLoop(AgentLoopBase):
         run_id = f"{self.options.run_prefix}-{uuid.uuid4().hex[:20]}"
         client = VerlModelClient(self, request_id=uuid.uuid4().hex, model=f"{relay.PREFIX}{run_id}",
                                  verl_params=verl_params, prompt_length=self.prompt_length,
-                                 response_length=self.response_length, on_version=bridge.saw_version)
+                                 response_length=self.response_length, sequence=self.options.sequence,
+                                 on_version=bridge.saw_version)
         subscription = await relay.serve(bridge.nc, run_id, client)
         try:
             await bridge.submit(self._submission(run_id, problem, sampling_params, bridge))
