@@ -62,7 +62,7 @@ EXPECTED_SEQ_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
 """An append's condition: the last sequence among the messages matching this filter."""
 
 
-class LaggingReplica(TimeoutError):
+class LaggingReplica(EngineError, TimeoutError):
     """A read was served by a replica behind the leader; reading again resumes it (transient)."""
 
 
