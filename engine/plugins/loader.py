@@ -19,7 +19,7 @@ from typing import Any
 from engine.plugins.api import Plugin
 from engine.plugins.errors import PluginError
 from engine.plugins.registry import Entry, PluginSet, RegisteredTool
-from engine.tools.builtin_tools import add_builtin_tools
+from engine.tools.builtin_tools import BUILTIN_TOOLS
 from engine.tools.spec import Tool, ToolSpec, class_tool
 from handlers.domains.base import Domain
 from handlers.grading.registry import GraderSpec
@@ -99,7 +99,8 @@ def import_object(path: str) -> Any:
 
 def build_plugin_set(candidates: Iterable[Candidate]) -> PluginSet:
     plugins = PluginSet()
-    add_builtin_tools(plugins)
+    for builtin in BUILTIN_TOOLS:
+        plugins.add_tool(builtin)
     for candidate in candidates:
         try:
             target = candidate.load()
