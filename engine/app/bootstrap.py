@@ -13,6 +13,7 @@ import structlog
 from engine.config.merge import deep_merge
 from engine.config.settings import Settings, default_data_dir, validate
 from engine.errors import ConfigError, ConnectError
+from engine.models.nats_relay import relay_provider
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.security import ClientSecurity
 from engine.nats.server import NatsServerProcess, embedded_secret
@@ -42,9 +43,7 @@ class Runtime:
 
     def wire_services(self) -> Services:
         if self.services is None:
-            # deferred: only a worker's router needs it; ``verl:`` calls go to the agent loop holding the sample
-            from engine.training.verl_loop.relay import relay_provider
-
+            # ``verl:`` calls go over NATS to the agent loop holding the sample
             providers = {"verl:": relay_provider(self.log.nc)} if hasattr(self.log, "nc") else {}
             self.services, self.closers = build_services(self.settings, model_providers=providers)
         return self.services

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from engine.models.nats_relay import RelayClient
 from engine.training.verl_loop.outcome import outcome_of
-from engine.training.verl_loop.relay import RelayClient
 from engine.training.verl_loop.sample import SampleError, check_sampling, problem_of, run_sampling
 from events.model import ChatMessage, SamplingParams
 from events.record import Recorded
@@ -88,8 +88,8 @@ async def test_relay_without_a_loop_fails_as_connection(nats_server: Any) -> Non
 
 def test_router_provider_serves_its_prefix() -> None:
     """The router hands ``verl:`` specs to the registered provider and others to the built-in kinds."""
+    from engine.models.nats_relay import relay_provider
     from engine.models.router import ModelRouter
-    from engine.training.verl_loop.relay import relay_provider
 
     router = ModelRouter(providers={"verl:": relay_provider(nc=None)})
     client = router.client_for("policy", "verl:run-1", {})

@@ -28,7 +28,7 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 
 from engine.config.merge import deep_merge
-from engine.training.verl_loop import relay
+from engine.models import nats_relay as relay
 from engine.training.verl_loop.bridge import Bridge, BridgeOptions, bridge_for
 from engine.training.verl_loop.client import SampleTokens, VerlModelClient
 from engine.training.verl_loop.outcome import RunOutcome, outcome_of
