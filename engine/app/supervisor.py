@@ -16,7 +16,6 @@ import msgspec
 import structlog
 
 from engine.app.bootstrap import open_runtime
-from engine.cli.sandbox import protection_report
 from engine.config.settings import Settings, default_data_dir
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.projector import run_projector
@@ -24,6 +23,7 @@ from engine.runtime.run_activity import RunActivity
 from engine.runtime.run_index import follow_run_index
 from engine.runtime.signals import install_signal_handlers
 from engine.runtime.worker_metrics import exposed
+from engine.sandbox.protections import protection_report
 from engine.serving.watch import watching_activations
 
 log = structlog.get_logger("apollo.up")

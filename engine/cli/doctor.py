@@ -17,7 +17,6 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from engine.app.bootstrap import build_tools, client_security, running_engine_url
-from engine.cli.sandbox import protection_report
 from engine.config.settings import Settings, default_data_dir
 from engine.errors import ConfigError, ConnectError, EngineError
 from engine.nats import server as nats_server
@@ -25,6 +24,7 @@ from engine.nats.jetstream import JetStreamEventLog, connect_failure_reason, con
 from engine.nats.security import connect_failure, shown_url
 from engine.nats.server import MIN_SERVER_VERSION
 from engine.nats.streams import Definitions
+from engine.sandbox.protections import protection_report
 
 Status = Literal["ok", "warn", "fail"]
 WORK_CONSUMER = "apollo-workers"

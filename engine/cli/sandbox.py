@@ -10,25 +10,10 @@ from typing import Any
 
 from engine.sandbox.config import ESSENTIAL, SandboxConfig
 from engine.sandbox.errors import SandboxError
+from engine.sandbox.protections import protection_report
 from engine.sandbox.sandbox import PythonSandbox
 from engine.tools.python_code import PythonCodeTool
 from handlers.ports import ToolError
-
-_DESCRIPTIONS = {
-    "pid_namespace": "own PID namespace: processes die with the call, others are invisible",
-    "network_namespace": "own network namespace: no network, not even the host's loopback",
-    "mount_namespace": "own mount namespace",
-    "ipc_uts_namespace": "own IPC and hostname namespaces",
-    "filesystem_view": "fresh read-only root with only Python's files; /tmp scratch",
-    "unprivileged_user": "runs as a per-call unprivileged uid",
-    "no_new_privs": "no privilege gain through exec (setuid binaries)",
-    "landlock": "Landlock: writes only to scratch, no TCP, no signals outside",
-    "seccomp": "seccomp: no kernel keyrings (they would outlive the call)",
-    "memory_cgroup": "one memory limit for the whole call (processes, SysV shm, memfds, files)",
-    "ipc_limits": "SysV shared memory and message queues capped in the call's IPC namespace",
-    "empty_environment": "empty environment (no inherited secrets)",
-    "rlimits": "CPU, memory, file size, open files and process limits",
-}
 
 
 def register(subparsers: Any) -> None:
@@ -84,26 +69,6 @@ def _protections() -> int:
     for name, ok, detail in rows:
         print(f"{'ok ' if ok else 'NO '} {name:<20} {detail}")
     return 0 if all(ok for name, ok, _ in rows if name in ESSENTIAL) else 1
-
-
-def protection_report() -> list[tuple[str, bool, str]]:
-    """``(protection, available, detail)`` for every protection, probed by a real worker."""
-    config = SandboxConfig(allow_degraded=True, spares=0, max_concurrency=1)
-    try:
-        applied = asyncio.run(_probe(config))
-    except SandboxError as exc:
-        return [("sandbox", False, str(exc))]
-    rows = []
-    for name, description in _DESCRIPTIONS.items():
-        value = applied.get(name, "not reported")
-        ok = value is True
-        rows.append((name, ok, description if ok else f"{value} ({description})"))
-    return rows
-
-
-async def _probe(config: SandboxConfig) -> dict[str, Any]:
-    async with PythonSandbox(config) as sandbox:
-        return sandbox.protections()
 
 
 def main(argv: list[str] | None = None) -> int:

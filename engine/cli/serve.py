@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.app.supervisor import serve, serve_worker
 from engine.cli.problem_args import port, positive_int
 from engine.config.settings import Settings, default_data_dir
 from engine.errors import EngineError
 from engine.runtime.engine_state import STATE_FILE, live_engine_url, read_state
-from engine.runtime.supervisor import serve, serve_worker
 
 
 def register(subparsers: Any) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.sandbox import protection_report, register
+from engine.cli.sandbox import register
+from engine.sandbox.protections import protection_report
 
 
 def parse(*argv: str) -> argparse.Namespace:
