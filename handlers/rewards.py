@@ -17,13 +17,10 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from handlers.named import index
-from handlers.run_settings import run_settings_of
-
-if TYPE_CHECKING:
-    from handlers.catalog import Catalog
+from handlers.run_settings import RunSettings, run_settings_of
 
 DEFAULT_REWARD = "default"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
@@ -102,7 +99,13 @@ def builtin_rewards() -> list[RewardSpec]:
     return list(BUILTIN_REWARDS)
 
 
-def compute_reward(settings: Mapping[str, Any], catalog: Catalog, *, score: float, invalid_turns: int, steps: int,
+class RewardCatalog(Protocol):
+    """Where a run's reward function is found (``handlers.catalog.Catalog`` is one)."""
+
+    def reward_of(self, run: RunSettings) -> RewardSpec: ...
+
+
+def compute_reward(settings: Mapping[str, Any], catalog: RewardCatalog, *, score: float, invalid_turns: int, steps: int,
                    done_reason: str) -> float:
     """The reward of a finished episode under the run's recorded ``episode.reward``.
 

@@ -32,23 +32,25 @@ def _is_type_checking_block(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def _import_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node of the tree except what sits under ``if TYPE_CHECKING:``."""
+def _import_nodes(tree: ast.AST, *, type_only: bool = False) -> Iterator[ast.AST]:
+    """Every node of the tree except what sits under ``if TYPE_CHECKING:`` (unless ``type_only``)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if _is_type_checking_block(child):
+            if not type_only and _is_type_checking_block(child):
                 stack.extend(child.orelse)
             else:
                 stack.append(child)
 
 
-def imported_names(module: str, source: str, *, is_package: bool, known: set[str] | dict[str, Path]) -> set[str]:
-    """The project modules ``module`` imports, by name (``from pkg import mod`` names ``pkg.mod``)."""
+def imported_names(module: str, source: str, *, is_package: bool, known: set[str] | dict[str, Path],
+                   type_only: bool = False) -> set[str]:
+    """The project modules ``module`` imports, by name (``from pkg import mod`` names ``pkg.mod``);
+    with ``type_only``, the imports made only for type checkers count too."""
     found: set[str] = set()
-    for node in _import_nodes(ast.parse(source)):
+    for node in _import_nodes(ast.parse(source), type_only=type_only):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -65,7 +67,7 @@ def imported_names(module: str, source: str, *, is_package: bool, known: set[str
     return {name for name in found if name in known}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_only: bool = False) -> dict[str, set[str]]:
     """Explicit imports plus the package ``__init__`` modules each import runs on the way."""
     known = project_modules()
     graph: dict[str, set[str]] = {}
@@ -73,7 +75,8 @@ def import_graph() -> dict[str, set[str]]:
         ancestors = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
         edges: set[str] = set()
         source = path.read_text(encoding="utf-8")
-        for target in imported_names(module, source, is_package=path.name == "__init__.py", known=known):
+        for target in imported_names(module, source, is_package=path.name == "__init__.py", known=known,
+                                     type_only=type_only):
             parts = target.split(".")
             chain = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
             edges |= {name for name in chain if name in known}
@@ -129,6 +132,11 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_module_takes_part_in_an_import_circle() -> None:
     """No project module takes part in an import cycle."""
     assert circles(import_graph()) == []
+
+
+def test_no_module_takes_part_in_a_circle_even_counting_type_only_imports() -> None:
+    """Imports made only for type checkers close no circle either: each module has one place."""
+    assert circles(import_graph(type_only=True)) == []
 
 
 def test_the_detector_reports_each_circle_with_its_members() -> None:

@@ -15,7 +15,8 @@ from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.episode.graded_input import answer_block_text, ending_text, run_grader
-from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, next_move, protocol_of
+from handlers.episode.moves import next_move
+from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, protocol_of
 from handlers.grading.reference import extracted_answer
 from handlers.ports import ModelError, ToolError
 from handlers.projections.episode import EpisodeState, episode_state
@@ -66,7 +67,7 @@ async def grade_answer(event: ActionParsed, ctx: HandlerContext) -> Sequence[Eve
     """Grade the episode's answer against the ground truth (never shown to a model).
 
     Under ``apollo`` a valid answer is graded; under a reference protocol the action
-    that ends the episode (:func:`handlers.episode.protocol.next_move`) is, whatever
+    that ends the episode (:func:`handlers.episode.moves.next_move`) is, whatever
     its kind, on the text the reference grades.
     """
     if event.role != "policy":

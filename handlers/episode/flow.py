@@ -26,6 +26,7 @@ from events.run import RunCompleted, RunStarted
 from events.tool import ActionParsed, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.episode.model_choice import sampling_params
+from handlers.episode.moves import call_purpose, next_move
 from handlers.episode.parsing import DEFAULT_TOOL_TAGS, ParsedAction, parse_action
 from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_prompt
 from handlers.episode.protocol import (
@@ -36,10 +37,8 @@ from handlers.episode.protocol import (
     REFERENCE_EVOLVE,
     REFERENCE_TEST,
     answer_tries,
-    call_purpose,
     env_tool_calls,
     has_answer_tags,
-    next_move,
     protocol_of,
     single_turn,
 )

@@ -11,14 +11,8 @@ from collections.abc import Sequence
 from events.base import Event
 from events.episode import AnswerGraded
 from handlers.catalog import Catalog, ExtensionMissing
-from handlers.episode.protocol import (
-    APOLLO,
-    WHOLE_TEXT_GRADERS,
-    graded_text,
-    implied_grader,
-    protocol_of,
-    stepped_text,
-)
+from handlers.episode.moves import graded_text, stepped_text
+from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, implied_grader, protocol_of
 from handlers.projections.episode import EpisodeState, episode_state
 from handlers.run_settings import RunSettings
 
