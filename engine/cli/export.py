@@ -18,6 +18,7 @@ from engine.cli.run_reads import read_runs
 from engine.errors import EngineError
 from engine.runtime.run_index import RunIndex
 from events import DecodeError, Event, TrajectorySealed, decode
+from events.base import tag_of
 from events.episode import AnswerGraded, AnswerRegraded
 from events.record import Recorded
 from events.run import ProblemSubmitted, RunStarted
@@ -152,9 +153,10 @@ async def _chosen_log_events(settings: Any, args: argparse.Namespace, *,
                       if event.run_id in chosen]
         else:
             kinds = (*NEEDED, *REGRADED_KINDS) if regraded else NEEDED
+            tags = [tag_of(kind) for kind in kinds]
             found: list[tuple[int, Event]] = []
-            for records in (await read_runs(runtime.log, sorted(chosen), unreadable=unreadable)).values():
-                found += [(r.seq, r.event) for r in records if isinstance(r.event, kinds)]
+            for records in (await read_runs(runtime.log, sorted(chosen), unreadable=unreadable, tags=tags)).values():
+                found += [(r.seq, r.event) for r in records]
             events = [event for _, event in sorted(found, key=lambda pair: pair[0])]
     finally:
         await runtime.close()

@@ -13,13 +13,15 @@ IN_FLIGHT = 16
 
 
 async def read_runs(event_log: EventLog, run_ids: Sequence[str], *, unreadable: list[Unreadable] | None = None,
-                    in_flight: int = IN_FLIGHT) -> dict[str, list[Recorded]]:
-    """Each run's records, in the order of ``run_ids`` (unreadable messages added to ``unreadable``
-    as :meth:`EventLog.read_run` does)."""
+                    tags: Sequence[str] | None = None, in_flight: int = IN_FLIGHT) -> dict[str, list[Recorded]]:
+    """Each run's records (only those of the types ``tags`` when given), in the order of
+    ``run_ids``; unreadable messages are added to ``unreadable`` as :meth:`EventLog.read_run` does."""
     gate = asyncio.Semaphore(in_flight)
 
     async def one(run_id: str) -> list[Recorded]:
         async with gate:
+            if tags is not None:
+                return await event_log.read_run_tags(run_id, tags, unreadable=unreadable)
             return await event_log.read_run(run_id, unreadable=unreadable)
 
     histories = await asyncio.gather(*(one(run_id) for run_id in run_ids))

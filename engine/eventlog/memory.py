@@ -80,6 +80,18 @@ class InMemoryEventLog:
                 records.append(record)
         return records
 
+    async def read_run_tags(
+        self, run_id: str, tags: Sequence[str], *, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
+        wanted = {(run_id, tag) for tag in tags}
+        records = []
+        for seq, (subject, data) in enumerate(self._messages, 1):
+            if parse_subject(subject) in wanted:
+                record = _decode_record(seq, subject, data, unreadable)
+                if record is not None:
+                    records.append(record)
+        return records
+
     async def read_run_from_leader(
         self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None
     ) -> list[Recorded]:

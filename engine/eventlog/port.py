@@ -93,6 +93,12 @@ class EventLog(Protocol):
         """
         ...
 
+    async def read_run_tags(
+        self, run_id: str, tags: Sequence[str], *, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
+        """A run's events of the types ``tags`` only, in stream order; the others are not read."""
+        ...
+
     async def read_run_from_leader(
         self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None
     ) -> list[Recorded]:

@@ -39,7 +39,7 @@ from engine.nats.transient import RETRY_FOR_S, is_transient, retrying
 from events.base import Event
 from events.codec import MAX_BYTES, DecodeError, UnknownEvent, decode, encode
 from events.record import Recorded, Unreadable
-from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for
+from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for, subject_for_tag
 
 _log = structlog.get_logger("apollo.eventlog")
 
@@ -272,6 +272,15 @@ class JetStreamEventLog:
         unreadable: list[Unreadable] | None = None,
     ) -> list[Recorded]:
         return [record async for record in self._direct_read(run_filter(run_id), after_seq, upto_seq, unreadable)]
+
+    async def read_run_tags(
+        self, run_id: str, tags: Sequence[str], *, unreadable: list[Unreadable] | None = None
+    ) -> list[Recorded]:
+        """One batched direct get per type: the run's other messages never cross the wire."""
+        records = []
+        for tag in dict.fromkeys(tags):
+            records += [record async for record in self._direct_read(subject_for_tag(run_id, tag), 0, None, unreadable)]
+        return sorted(records, key=lambda record: record.seq)
 
     async def read_run_from_leader(
         self, run_id: str, *, after_seq: int = 0, unreadable: list[Unreadable] | None = None

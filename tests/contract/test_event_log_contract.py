@@ -62,6 +62,16 @@ async def test_read_run_window_respects_after_and_upto(event_log) -> None:
     assert [r.seq for r in window] == seqs[2:4]
 
 
+async def test_read_run_tags_reads_only_those_types_in_order(event_log) -> None:
+    """``read_run_tags`` gives the run's events of the named types only, in stream order."""
+    first, other, last = submitted("r-t"), submitted("r-u"), started("r-t")
+    for event in (first, other, started("r-u"), last):
+        await event_log.append(event)
+    records = await event_log.read_run_tags("r-t", ["run.started", "problem.submitted"])
+    assert [r.event for r in records] == [first, last]
+    assert await event_log.read_run_tags("r-t", ["run.completed"]) == []
+
+
 async def test_run_ids_lists_submitted_runs(event_log) -> None:
     """Every run with a submission is listed."""
     await event_log.append(submitted("r-x"))
