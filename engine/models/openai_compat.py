@@ -3,7 +3,7 @@
 Example::
 
     async def main() -> None:
-        client = OpenAICompatClient(ModelEndpoint(base_url="http://localhost:8000/v1",
+        client = OpenAICompatClient(ModelEndpoint(base_url="http://127.0.0.1:8000/v1",
                                                   model="qwen3-4b"))
         reply = await client.complete([ChatMessage(role="user", content="2+2?")],
                                       SamplingParams(temperature=0.0))
@@ -46,7 +46,7 @@ class ModelEndpoint(msgspec.Struct, frozen=True, kw_only=True):
     """Where and how to reach one OpenAI-compatible model."""
 
     base_url: str
-    """E.g. ``http://localhost:8000/v1``."""
+    """E.g. ``http://127.0.0.1:8000/v1``."""
     model: str
     """The served model name sent with every request."""
     api_key: str = "EMPTY"

@@ -15,7 +15,7 @@ For the second kind the endpoint comes from the run's recorded settings::
     settings = {
         "models": {
             "policy": {                      # the fallback for every other role
-                "base_url": "http://localhost:8000/v1",
+                "base_url": "http://127.0.0.1:8000/v1",
                 "model": "qwen3-4b",
                 "api_key": "EMPTY",
                 "timeout": 300.0,            # seconds per attempt
@@ -58,9 +58,11 @@ from engine.models.versioned import VersionedClient
 from engine.serving.active import ActivePolicies, active_policies
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelClient, ModelError, ModelReply
+from handlers.run_settings import ModelSpec
 
 SCRIPTED_PREFIX = "scripted:"
-DEFAULT_BASE_URL = "http://localhost:8000/v1"
+DEFAULT_BASE_URL = ModelSpec().base_url
+"""One default for every model endpoint: the recorded settings struct's."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _ENDPOINT_FIELDS = frozenset(ModelEndpoint.__struct_fields__)
 

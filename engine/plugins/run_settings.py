@@ -13,10 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.plugins.registry import PluginSet
+from engine.tools.builtin_tools import ENABLE_FLAGS, enabled_by_default
 from handlers.episode.protocol import implied_grader
-
-LEGACY_FLAGS = {"python_code": "enable_python_code", "local_rag": "enable_local_rag"}
-_FLAG_DEFAULTS = {"enable_python_code": True, "enable_local_rag": False}
 
 
 def resolve_run_settings(run: dict[str, Any], plugins: PluginSet) -> dict[str, Any]:
@@ -70,5 +68,5 @@ def _plugin_choices(episode: dict[str, Any], origins: Mapping[str, Mapping[str, 
 def default_tools(domain_tools: tuple[str, ...], episode: dict[str, Any], plugins: PluginSet) -> list[str]:
     """The domain's tools (built-ins obey their enable flags), then every plugin tool."""
     chosen = [t for t in domain_tools
-              if t not in LEGACY_FLAGS or episode.get(LEGACY_FLAGS[t], _FLAG_DEFAULTS[LEGACY_FLAGS[t]])]
+              if t not in ENABLE_FLAGS or episode.get(ENABLE_FLAGS[t], enabled_by_default(ENABLE_FLAGS[t]))]
     return [*chosen, *(t for t in plugins.plugin_tools() if t not in chosen)]

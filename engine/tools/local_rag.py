@@ -20,8 +20,9 @@ log = logging.getLogger(__name__)
 class LocalRagTool:
     """Offline documentation retrieval for sympy, scipy, numpy and four stdlib modules.
 
-    Settings read per call: ``enable_local_rag`` (default true) and ``rag.top_k``
-    (the default when the model gives none).
+    Settings read per call: ``enable_local_rag`` (the tool registry applies its default;
+    an explicit false here also disables it) and ``rag.top_k`` (the default when the
+    model gives none).
     """
 
     name = "local_rag"
@@ -42,7 +43,7 @@ class LocalRagTool:
     async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
         """Answer one tag body; every failure is an observation with score 0."""
         settings = settings if isinstance(settings, dict) else {}
-        if settings.get("enable_local_rag", True) is False:
+        if settings.get("enable_local_rag") is False:
             return _reply({"result": "Local RAG is not enabled.", "status": "disabled"}, 0)
         parsed = parse_request(tool_input, _default_top_k(settings))
         if isinstance(parsed, RequestProblem):

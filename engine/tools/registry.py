@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from engine.tools.builtin_tools import ENABLE_FLAGS, enabled_by_default
 from handlers.ports import ToolError, ToolResult
 
 
@@ -20,7 +21,6 @@ class Tool(Protocol):
         ...
 
 
-DISABLED_KEYS = {"python_code": "enable_python_code", "local_rag": "enable_local_rag"}
 
 
 class ToolRegistry:
@@ -36,8 +36,8 @@ class ToolRegistry:
             known = ", ".join(sorted(self.tools)) or "none"
             msg = f"unknown tool {tool!r} (available: {known})"
             raise ToolError(msg, kind="unknown_tool")
-        flag = DISABLED_KEYS.get(tool)
-        if flag and not settings.get("episode", {}).get(flag, tool == "python_code"):
+        flag = ENABLE_FLAGS.get(tool)
+        if flag and not settings.get("episode", {}).get(flag, enabled_by_default(flag)):
             return disabled_result(tool)
         offered = settings.get("episode", {}).get("tools")
         if not flag and isinstance(offered, list) and tool not in offered:

@@ -330,6 +330,9 @@ class RegisteredTool:
     args: str = "raw text"
     timeout: float | None = None
     description: str = ""
+    enabled_by: str | None = None
+    """For a built-in tool: the ``episode`` switch that turns it on or off (its default is
+    ``handlers.run_settings.EpisodeSpec``'s); a plugin tool is offered through ``episode.tools``."""
 
     @classmethod
     def from_spec(cls, spec: ToolSpec, *, plugin: str, source: str) -> RegisteredTool:

@@ -12,6 +12,7 @@ from engine.models.router import ModelRouter, UnusableModelClient, endpoint_for
 from engine.models.scripted import ScriptedModelClient
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelError
+from handlers.run_settings import ModelSpec
 
 DEMO = "scripted:examples/scripted/demo.json"
 QUESTION = [ChatMessage(role="user", content="What is 6 times 7?")]
@@ -85,9 +86,10 @@ def test_role_settings_are_laid_over_the_policys() -> None:
 
 
 def test_missing_settings_use_reference_defaults() -> None:
-    """No models section at all still gives a usable local endpoint."""
+    """No models section at all gives the one default local endpoint, the settings struct's."""
     endpoint = endpoint_for("policy", "qwen3-4b", {})
-    assert (endpoint.base_url, endpoint.api_key) == ("http://localhost:8000/v1", "EMPTY")
+    assert (endpoint.base_url, endpoint.api_key) == (ModelSpec().base_url, "EMPTY")
+    assert endpoint.base_url == "http://127.0.0.1:8000/v1"
     assert endpoint_for("policy", "m", {"models": {"policy": {"api_key": None}}}).api_key == "EMPTY"
 
 
