@@ -181,7 +181,7 @@ async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after:
             return  # a worker has taken it
         try:
             active = await runtime.log.workers_active(DispatcherSettings().consumer)
-        except Exception as exc:  # e.g. a role not allowed to look at the work queue
+        except Exception as exc:  # noqa: BLE001 - e.g. a role not allowed to look at the work queue
             lacking = f"no worker has taken it (whether one pulls from {where} could not be checked: {exc})"
         else:
             if active:

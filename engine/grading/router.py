@@ -66,7 +66,7 @@ class RegistryGrader:
             return as_grade(value, spec.name)
         except TimeoutError:
             return Grade(score=0.0, method=f"{mode}:error", detail=f"grading took longer than {self.timeout:g} s")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a plugin grader's bug is a graded 0 with its reason
             return Grade(score=0.0, method=f"{mode}:error", detail=f"{type(exc).__name__}: {exc}"[:500])
 
     def close(self) -> Any:

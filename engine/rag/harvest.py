@@ -123,7 +123,7 @@ def _import(module_name: str) -> ModuleType | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return importlib.import_module(module_name)
-    except Exception as exc:  # any import failure just drops that module
+    except Exception as exc:  # noqa: BLE001 - any import failure just drops that module
         log.warning("rag_module_import_failed", extra={"module": module_name, "error": str(exc)})
         return None
 
@@ -147,7 +147,7 @@ def _public_members(module: ModuleType) -> Iterator[tuple[str, Any]]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 obj = getattr(module, attr)
-        except Exception:  # lazy attributes may fail to load; skip them
+        except Exception:  # noqa: BLE001 - lazy attributes may fail to load; skip them
             continue
         # Without __all__, dir() also lists what the module merely imported.
         if not declared and not _defined_in(obj, library):
@@ -201,7 +201,7 @@ def _canonical_name(obj: Any, path: str, library: str) -> str:
 def _doc(obj: Any) -> str:
     try:
         doc = inspect.getdoc(obj) or ""
-    except Exception:  # broken __doc__ descriptors exist in the wild
+    except Exception:  # noqa: BLE001 - broken __doc__ descriptors exist in the wild
         return ""
     return doc.strip()
 

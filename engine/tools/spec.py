@@ -277,7 +277,7 @@ class PluginToolRunner:
             raise ToolError(msg, kind="timeout") from exc
         except ToolError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a plugin tool's bug is an observation, not a crash
             return _error_result(f"{type(exc).__name__}: {exc}", status="error")
         return as_tool_result(value)
 

@@ -107,7 +107,7 @@ class GenerationServer:
         await self._queue.put((gen, future))
         try:
             completion = await future
-        except Exception as exc:  # a generation failure is the server's, not the caller's
+        except Exception as exc:  # noqa: BLE001 - a generation failure is the server's, not the caller's
             return _error(500, f"generation failed: {type(exc).__name__}: {exc}")
         return web.json_response(self._reply(completion, options))
 
@@ -146,7 +146,7 @@ class GenerationServer:
                 continue
             try:
                 completions = await run_torch(self.generator.generate, [r for r, _ in live])
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every waiting request gets the failure
                 for _, future in live:
                     if not future.done():
                         future.set_exception(exc)

@@ -96,7 +96,7 @@ def reference_score(solution_text: str, ground_truth: object) -> float:
         return float(
             reference_math_equal(reference_extract_answer(solution_text), str(ground_truth))
         )
-    except Exception:  # the reference scores any grader failure as wrong
+    except Exception:  # noqa: BLE001 - the reference scores any grader failure as wrong
         return 0.0
 
 
@@ -105,7 +105,7 @@ def reference_evolve_score(solution_text: str, ground_truth: object) -> float:
     try:
         extracted = reference_extract_answer(solution_text, answer_tags=True)
         return float(reference_math_equal(extracted, str(ground_truth)))
-    except Exception:  # the reference scores any grader failure as wrong
+    except Exception:  # noqa: BLE001 - the reference scores any grader failure as wrong
         return 0.0
 
 
@@ -265,7 +265,7 @@ def _sympy_equal(pred: str, ref: str) -> bool:
 
     try:
         return bool(sympy.simplify(sympy.sympify(pred)) == sympy.simplify(sympy.sympify(ref)))
-    except Exception:  # sympy raises many types on unparsable input; unequal, as in the reference
+    except Exception:  # noqa: BLE001 - sympy raises many types on unparsable input; unequal, as in the reference
         return False
 
 

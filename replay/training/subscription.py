@@ -403,7 +403,7 @@ class RolloutSubscription:
             try:
                 await handle.in_progress()
                 self.stats.heartbeats += 1
-            except Exception:
+            except Exception:  # noqa: BLE001 - a lost heartbeat only risks a redelivery; counted
                 self.stats.heartbeat_failures += 1
 
     # -- internals -------------------------------------------------------------------
@@ -627,7 +627,7 @@ class RolloutSubscription:
     async def _ack(self, handle: RolloutDelivery) -> None:
         try:
             await handle.ack()
-        except Exception:
+        except Exception:  # noqa: BLE001 - an unacknowledged rollout is redelivered; counted
             self.stats.ack_failures += 1
 
     async def _drop(self, d: RolloutDelivery, event: TrajectorySealed | None, reason: str) -> None:
