@@ -80,9 +80,11 @@ def oom_kills(path: str) -> int:
 
 
 def remove(path: str) -> bool:
-    """Remove an empty group; False if it still holds processes (or is already gone)."""
+    """Remove an empty group; False while it still holds processes. Gone already: True."""
     try:
         os.rmdir(path)
+    except FileNotFoundError:
+        return True
     except OSError:
         return False
     return True

@@ -29,6 +29,8 @@ class ExitReport:
     returncode: int
     """Exit status, or minus the signal number."""
     cpu_s: float = 0.0
+    reaped: bool = False
+    """The init killed and reaped every other process of the call before reporting."""
 
 
 def exit_report(message: bytes) -> ExitReport | None:
@@ -43,7 +45,8 @@ def exit_report(message: bytes) -> ExitReport | None:
         code = os.waitstatus_to_exitcode(status)
     except ValueError:  # stopped or continued: not an exit
         return None
-    return ExitReport(returncode=code, cpu_s=_seconds(body.get("cpu_s")))
+    reaped = body.get("reaped") is True
+    return ExitReport(returncode=code, cpu_s=_seconds(body.get("cpu_s")), reaped=reaped)
 
 
 def _seconds(value: object) -> float:
@@ -54,7 +57,8 @@ def _seconds(value: object) -> float:
 
 
 async def collect(sock: socket.socket) -> ExitReport | None:
-    """Read the channel until its peers are gone; the last valid exit report, if any."""
+    """Read the channel until its peers are gone, or until the init reports that it has
+    reaped the whole call; the last valid exit report, if any."""
     report: ExitReport | None = None
     for _ in range(MAX_MESSAGES):
         try:
@@ -67,6 +71,8 @@ async def collect(sock: socket.socket) -> ExitReport | None:
         if not message:
             return report
         report = exit_report(message) or report
+        if report is not None and report.reaped:
+            return report
     await _until_closed(sock)
     return report
 

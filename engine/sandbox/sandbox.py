@@ -78,11 +78,11 @@ class _Worker:
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
 
-    def close(self) -> None:
+    def close(self, keep_pidfd: bool = False) -> None:
         if self.closed:
             return
         self.closed = True
-        for fd in (self.code_w, self.out_r, self.err_r, self.pidfd):
+        for fd in (self.code_w, self.out_r, self.err_r, -1 if keep_pidfd else self.pidfd):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -293,8 +293,7 @@ class PythonSandbox:
         finally:
             self._spawning -= 1
         if self._closed:
-            worker.kill()
-            await self._finish(worker)
+            self._finish_later(worker)
         else:
             self._spares.append(worker)
 
@@ -452,16 +451,10 @@ class PythonSandbox:
         return _outcome(out, err, report, killed, limit, duration, worker.applied, oom)
 
     async def _until_gone(self, worker: _Worker, tasks: list[Any], timeout: float) -> bool:
-        """Wait up to ``timeout`` for the worker's whole tree to be gone: its init exited
-        (pidfd), and every holder of its status channel and output pipes closed them."""
-        waits = list(tasks)
-        if worker.pidfd >= 0:
-            waits.append(asyncio.ensure_future(aio.readable(worker.pidfd)))
-        try:
-            _done, pending = await asyncio.wait(waits, timeout=timeout)
-        finally:
-            if worker.pidfd >= 0:
-                waits[-1].cancel()
+        """Wait up to ``timeout`` for every process that ran the code to be gone: the init
+        reported that it killed and reaped them all (or the status channel ended, so the
+        init and its parent exited), and every holder of the output pipes closed them."""
+        _done, pending = await asyncio.wait(tasks, timeout=timeout)
         return not pending
 
     async def _send_code(self, worker: _Worker, payload: bytes) -> None:
@@ -474,12 +467,17 @@ class PythonSandbox:
 
     async def _finish(self, worker: _Worker) -> None:
         """After a kill: wait (bounded) until the worker's tree is gone, then release it."""
+        if worker.code_w >= 0:  # a worker still waiting for code then ends on its own
+            with contextlib.suppress(OSError):
+                os.close(worker.code_w)
+            worker.code_w = -1
         tasks = [asyncio.ensure_future(reports.collect(worker.status))]
+        gone = False
         try:
             gone = await self._until_gone(worker, tasks, self.config.reap_grace_s)
-        finally:
+        finally:  # cancelled too: close the fds; the uid is retired unless known free
             tasks[0].cancel()
-        self._release(worker, gone)
+            self._release(worker, gone)
 
     def _release(self, worker: _Worker, gone: bool) -> None:
         """Close the worker's fds, remove its cgroup and give its uid back.
@@ -490,13 +488,33 @@ class PythonSandbox:
         assert self._uids is not None
         if worker.closed:
             return
-        worker.close()
-        if worker.cgroup is not None and not memcap.remove(worker.cgroup):
-            gone = gone and not os.path.isdir(worker.cgroup)
+        cgroup = worker.cgroup
+        if cgroup is not None and not memcap.remove(cgroup):
+            # the init may still be exiting (or, if not gone, anything else in it)
+            worker.close(keep_pidfd=True)
+            self._track(self._remove_cgroup_later(cgroup, worker))
+        else:
+            worker.close()
         if gone or not self._spare_uids:
             self._uids.put_nowait(worker.uid)
         else:
             self._uids.put_nowait(self._spare_uids.popleft())
+
+    async def _remove_cgroup_later(self, cgroup: str, worker: _Worker) -> None:
+        """Remove a call's cgroup once its init has exited (killing what is left in it)."""
+        pidfd, worker.pidfd = worker.pidfd, -1
+        try:
+            if pidfd >= 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(aio.readable(pidfd), self.config.reap_grace_s)
+            for _ in range(100):
+                if memcap.remove(cgroup):
+                    return
+                worker.kill()  # only its cgroup now: nothing of a later call is in it
+                await asyncio.sleep(0.02)
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
 
     def _detach(self, coro: Any) -> None:
         """Run ``coro`` in the background (cancelled by :meth:`close`)."""
@@ -507,7 +525,11 @@ class PythonSandbox:
     def _finish_later(self, worker: _Worker) -> None:
         """Kill ``worker`` and release it in the background (:meth:`close` waits for it)."""
         worker.kill()
-        task = asyncio.ensure_future(self._finish(worker))
+        self._track(self._finish(worker))
+
+    def _track(self, coro: Any) -> None:
+        """Run a clean-up in the background; :meth:`close` waits for it (bounded)."""
+        task = asyncio.ensure_future(coro)
         self._finishing.add(task)
         task.add_done_callback(self._finishing.discard)
 

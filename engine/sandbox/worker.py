@@ -107,6 +107,7 @@ def run_c(
                 "status": wait_status,
                 "cpu_s": usage.ru_utime + usage.ru_stime,
                 "max_rss_kb": usage.ru_maxrss,
+                "reaped": in_pid_ns and _kill_and_reap_namespace(),
             }
             with contextlib.suppress(OSError):
                 status.send(protocol.pack(protocol.STATUS, body), socket.MSG_DONTWAIT)
@@ -114,6 +115,24 @@ def run_c(
     if not in_pid_ns:
         _kill_group(child)
     os._exit(0)
+
+
+def _kill_and_reap_namespace() -> bool:
+    """As the namespace's init: SIGKILL every other process in it and reap them all.
+
+    Once this returns True no process that ran the code is left (orphans are re-parented to
+    this init before their parent is reaped), so the host need not wait for this init's
+    own, slower, exit (tearing down the warm interpreter's address space).
+    """
+    with contextlib.suppress(OSError):
+        os.kill(-1, signal.SIGKILL)
+    while True:
+        try:
+            os.wait4(-1, 0)
+        except ChildProcessError:
+            return True
+        except InterruptedError:
+            continue
 
 
 def run_d(
