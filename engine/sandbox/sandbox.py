@@ -172,8 +172,9 @@ class PythonSandbox:
         while self._spares:
             worker = self._spares.popleft()
             self._finish_later(worker)
-        if self._finishing:
-            await asyncio.wait(list(self._finishing), timeout=self.config.reap_grace_s)
+        deadline = time.monotonic() + 2 * self.config.reap_grace_s
+        while self._finishing and time.monotonic() < deadline:  # releases may add removals
+            await asyncio.wait(list(self._finishing), timeout=deadline - time.monotonic())
         await self._stop_server()
         if self._cgroups is not None:
             self._cgroups.close()
