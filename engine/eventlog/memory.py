@@ -175,6 +175,10 @@ class InMemoryEventLog:
     async def get_checkpoint(self, name: str) -> bytes | None:
         return self._checkpoints.get(name)
 
+    def bus_failure(self, exc: BaseException) -> bool | None:
+        """No bus here: none of a handler's errors is this log's."""
+        return None
+
     async def close(self) -> None:
         return None
 

@@ -66,8 +66,8 @@ class WorkQueue(Protocol):
         ...
 
 
-class EventLog(Protocol):
-    """Append-only, ordered, deduplicated storage of events."""
+class EventStore(Protocol):
+    """Append-only, ordered, deduplicated storage of events: what readers need."""
 
     async def append(self, event: Event, *, expected_run_seq: int | None = None) -> Appended:
         """Store one event; an already stored ``event_id`` is not stored twice.
@@ -122,23 +122,47 @@ class EventLog(Protocol):
         """The stream's last sequence (0 when empty)."""
         ...
 
+    def bus_failure(self, exc: BaseException) -> bool | None:
+        """How this store's own errors count: ``True`` a failure of the bus or network
+        (retrying may help), ``False`` one that stays (an offloaded body that is gone),
+        ``None`` not an error of this store. Wire errors stay behind the adapter."""
+        ...
+
+    async def close(self) -> None:
+        ...
+
+
+class WorkSource(Protocol):
+    """Where workers pull the events to handle."""
+
     async def work_queue(self, consumer: str) -> WorkQueue:
         """The durable work consumer ``consumer`` shared by every worker (at-least-once)."""
         ...
 
+
+class HandledMarks(Protocol):
+    """Exactly-once bookkeeping: which handler finished which event."""
+
     async def mark_handled(self, key: str) -> None:
-        """Remember that a handler finished an event (exactly-once bookkeeping)."""
+        """Remember that a handler finished an event."""
         ...
 
     async def was_handled(self, key: str) -> bool:
         ...
 
+
+class CheckpointStore(Protocol):
+    """Projection checkpoints (state plus last sequence)."""
+
     async def put_checkpoint(self, name: str, data: bytes) -> None:
-        """Store a projection checkpoint (state plus last sequence)."""
+        """Store a projection checkpoint."""
         ...
 
     async def get_checkpoint(self, name: str) -> bytes | None:
         ...
 
-    async def close(self) -> None:
-        ...
+
+class EventLog(EventStore, WorkSource, HandledMarks, CheckpointStore, Protocol):
+    """Everything a worker needs from the log; readers take the narrower :class:`EventStore`,
+    projectors a :class:`CheckpointStore`. Each has an in-memory fake in
+    :mod:`engine.eventlog.memory`."""

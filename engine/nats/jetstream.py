@@ -569,6 +569,14 @@ class JetStreamEventLog:
             return await self._materialize(b"", {PAYLOAD_HEADER: digest})
         return data
 
+    def bus_failure(self, exc: BaseException) -> bool | None:
+        """NATS errors are the bus's (worth retrying), except an offloaded body that is gone."""
+        if isinstance(exc, MISSING_PAYLOAD):
+            return False
+        if isinstance(exc, (nats.errors.Error, nats.js.errors.Error)):
+            return True
+        return None
+
     async def close(self) -> None:
         """Flush what was published, then close (a pending pull would stall a drain)."""
         if self.nc.is_closed:

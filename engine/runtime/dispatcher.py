@@ -22,7 +22,6 @@ import structlog
 
 from engine.errors import EngineError, RunMovedOn
 from engine.eventlog.port import Delivery, EventLog, WorkQueue
-from engine.nats.jetstream import MISSING_PAYLOAD
 from engine.runtime.histories import RunHistories
 from events.base import Event, is_valid_run_id, tag_of
 from events.codec import UnknownEvent
@@ -386,7 +385,7 @@ class Dispatcher:
     async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
         # Broker trouble (a leader election, a restart) is retried for as long as it lasts:
         # only failures of the handler itself count towards giving up.
-        gave_up = delivery.deliveries >= self.settings.max_deliveries and not _infrastructure(exc)
+        gave_up = delivery.deliveries >= self.settings.max_deliveries and not _infrastructure(exc, self.log)
         if self.observer is not None:
             handler = structlog.contextvars.get_contextvars().get("handler", "?")
             self.observer.failed(tag_of(type(event)), handler, gave_up)
@@ -488,13 +487,13 @@ EFFECT_LABELS = ("result",)
 """Effectors label their single output ``result`` so the dispatcher can recognise it."""
 
 
-def _infrastructure(exc: BaseException) -> bool:
-    """Errors of the bus or the network rather than of the handler's logic."""
-    import nats.errors
-
-    if isinstance(exc, MISSING_PAYLOAD):
-        return False  # an offloaded body that is gone stays gone: retrying cannot help
-    return isinstance(exc, (EngineError, nats.errors.Error, TimeoutError, ConnectionError, OSError))
+def _infrastructure(exc: BaseException, event_log: EventLog) -> bool:
+    """Errors of the bus or the network rather than of the handler's logic; the log's
+    adapter says which of its own errors count (an offloaded body that is gone stays gone)."""
+    verdict = event_log.bus_failure(exc)
+    if verdict is not None:
+        return verdict
+    return isinstance(exc, (EngineError, TimeoutError, ConnectionError, OSError))
 
 
 def _now() -> datetime:
