@@ -221,3 +221,30 @@ async def test_a_uid_whose_processes_may_live_is_retired(small_box: PythonSandbo
         uids.put_nowait(value)
     assert uid not in back
     assert len(back) == free
+
+
+@ASYNC
+async def test_the_init_frees_files_and_sysv_objects_before_reporting(
+    sandbox: PythonSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The init's final report says it unmounted scratch and removed every SysV object."""
+    from engine.sandbox import protocol, reports
+
+    seen: list[dict] = []
+    original = reports.exit_report
+
+    def spy(message: bytes) -> reports.ExitReport | None:
+        seen.append(protocol.unpack(message)[1])
+        return original(message)
+
+    monkeypatch.setattr(reports, "exit_report", spy)
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None)\n"
+        "for _ in range(3):\n    libc.shmget(0, 1 << 20, 0o1600)\n"
+        "libc.semget(0, 2, 0o1600)\nlibc.msgget(0, 0o1600)\n"
+        "for i in range(3000):\n    open(f'f{i}', 'w').write('x')\n"
+    )
+    outcome = await sandbox.run(code)
+    assert outcome.ok, outcome
+    final = [body for body in seen if body.get("reaped") is True]
+    assert final and final[-1]["cleared"] == {"scratch": True, "sysv_objects": 5}
