@@ -171,3 +171,23 @@ async def test_mqueues_die_with_the_ipc_namespace_without_landlock() -> None:
         for _ in range(4):
             probe = await plain.run(PRELUDE + PROBE["mqueue"])
             assert "found -1" in probe.stdout, probe
+
+
+def test_seccomp_programs_are_whole_instructions() -> None:
+    """The filter builder emits 8-byte BPF instructions for every supported architecture."""
+    from engine.sandbox import seccomp
+
+    for machine in ("x86_64", "aarch64"):
+        for refuse_userns in (False, True):
+            program = seccomp.build(
+                machine, seccomp.KEYRINGS + seccomp.SYSV_IPC, refuse_user_namespaces=refuse_userns
+            )
+            assert len(program) % 8 == 0 and len(program) // 8 < 64
+
+
+def test_seccomp_refuses_unknown_architectures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an architecture without a syscall table the filter says so instead of guessing."""
+    from engine.sandbox import seccomp
+
+    monkeypatch.setattr(seccomp.platform, "machine", lambda: "sparc64")
+    assert seccomp.install(seccomp.KEYRINGS) == "unavailable: no syscall table for sparc64"
