@@ -6,6 +6,8 @@ sandbox, until one of them runs under the same uid as the planting call.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import pytest_asyncio
 
@@ -191,3 +193,17 @@ def test_seccomp_refuses_unknown_architectures(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(seccomp.platform, "machine", lambda: "sparc64")
     assert seccomp.install(seccomp.KEYRINGS) == "unavailable: no syscall table for sparc64"
+
+
+def test_cli_runs_cannot_pass_keys_or_sysv_objects() -> None:
+    """Two `apollo sandbox run` processes: the first plants, the second finds nothing."""
+    from conftest import run_cli
+
+    planted = run_cli(PRELUDE + PLANT["keyrings"] + PLANT["sysv"])
+    assert planted.returncode == 0, planted.stderr
+    assert "EPERM" in planted.stdout
+    probe = run_cli(PRELUDE + PROBE["keyrings"] + PROBE["sysv"])
+    assert probe.returncode == 0, probe.stderr
+    result = json.loads(probe.stdout)["result"]
+    found = [line for line in result.splitlines() if line.startswith("found")]
+    assert found and all(int(line.split()[1]) < 0 for line in found), result
