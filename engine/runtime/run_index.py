@@ -90,16 +90,17 @@ class RunIndex:
         self.store.close()
 
     async def catch_up(self, *, chunk: int = CHUNK, after_commit: Callable[[int], None] | None = None,
-                       wait: bool = True) -> int:
+                       wait: bool = True, max_backlog: int | None = None) -> int:
         """Fold every event appended since the last catch-up; returns how many were read.
 
         One process catches up at a time (a lock beside the file): a reader waits for the
         other's catch-up, which leaves it little to do; without ``wait`` (the engine's
         follower, which must not block its event loop) a busy index is left for next time.
+        With ``max_backlog``, a catch-up that would fold more events than that folds none.
         ``after_commit`` is told each committed sequence (tests interrupt it there).
         """
         try:
-            return await self._catch_up(chunk, after_commit, wait=wait)
+            return await self._catch_up(chunk, after_commit, wait=wait, max_backlog=max_backlog)
         except IndexUnwritable as exc:
             if self.store.path is None:
                 raise
@@ -107,9 +108,10 @@ class RunIndex:
                                 "folding the whole log in memory instead")
             self.store.close()
             self.store, self.position = RunIndexStore(None), 0
-            return await self._catch_up(chunk, after_commit, wait=wait)
+            return await self._catch_up(chunk, after_commit, wait=wait, max_backlog=max_backlog)
 
-    async def _catch_up(self, chunk: int, after_commit: Callable[[int], None] | None, *, wait: bool) -> int:
+    async def _catch_up(self, chunk: int, after_commit: Callable[[int], None] | None, *, wait: bool,
+                        max_backlog: int | None) -> int:
         lock = index_lock(self.store.path, wait=wait) if self.store.path else contextlib.nullcontext(True)
         with lock as held:
             if not held:
@@ -118,7 +120,7 @@ class RunIndex:
             target = await self.event_log.last_seq()
             if self.position > target:  # the log was replaced by a shorter one
                 self._rebuild(f"it has folded up to sequence {self.position} of a log that ends at {target}")
-            if self.position >= target:
+            if self.position >= target or (max_backlog is not None and target - self.position > max_backlog):
                 return 0
             if self.announce is not None and target - self.position >= LONG_CATCH_UP:
                 self.announce(f"bringing the run index up to date: {target - self.position:,} events to fold "
@@ -280,15 +282,19 @@ def _usable_store(path: Path, notices: list[str]) -> RunIndexStore:
 
 async def follow_run_index(event_log: EventLog, data_dir: Path, stop: asyncio.Event, *, poll: float = 1.0) -> None:
     """Keep the data dir's index caught up while the engine records (what `apollo up` runs beside
-    the projector), so readers find little to fold; until ``stop`` is set."""
+    the projector), so readers find little to fold; until ``stop`` is set. A backlog of more
+    than ``LONG_CATCH_UP`` events (an index never built over a long log) is left to the first
+    reader: folding it here would take the dispatcher's event loop for seconds."""
     index: RunIndex | None = None
     try:
         while not stop.is_set():
             try:
                 if index is None:
-                    index = await RunIndex.in_data_dir(event_log, data_dir, wait=False)
-                else:
-                    await index.catch_up(wait=False)
+                    identity = await stream_identity(event_log)
+                    notices: list[str] = []
+                    store = _usable_store(index_path(data_dir, identity), notices)
+                    index = RunIndex(store, event_log, identity, notices=notices)
+                await index.catch_up(wait=False, max_backlog=LONG_CATCH_UP)
                 for notice in index.notices:
                     log.warning("run_index_repaired", notice=notice)
                 index.notices.clear()

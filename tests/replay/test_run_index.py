@@ -195,3 +195,13 @@ async def test_a_data_dir_that_cannot_hold_the_index_reads_the_whole_log_instead
     assert index.store.path is None
     assert any("in memory instead" in notice for notice in index.notices)
     assert await index.rows() == await _full_read_rows(log)
+
+
+async def test_a_backlog_above_the_bound_is_left_for_a_reader(tmp_path: Path) -> None:
+    """With max_backlog below what is pending, a catch-up folds nothing; without it, everything."""
+    log = await _log_with(3)
+    index = RunIndex(RunIndexStore(tmp_path / "runs.sqlite"), log, await stream_identity(log))
+    assert await index.catch_up(max_backlog=5) == 0
+    assert index.count() == 0
+    assert await index.catch_up() > 5
+    assert index.count() == 3
