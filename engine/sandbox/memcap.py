@@ -65,9 +65,7 @@ def join(path: str) -> None:
 
 def oom_kills(path: str) -> int:
     """How many processes of the group the kernel killed for memory."""
-    name = "memory.events" if os.path.exists(os.path.join(path, "memory.events")) else (
-        "memory.oom_control"
-    )
+    name = "memory.events" if os.path.exists(os.path.join(path, "memory.events")) else ("memory.oom_control")
     try:
         with open(os.path.join(path, name)) as f:
             for line in f:
@@ -153,9 +151,7 @@ def _own_group(controller: str) -> str:
     with open("/proc/self/cgroup") as f:
         for line in f:
             _, controllers, path = line.rstrip("\n").split(":", 2)
-            if controllers.split(",") == [controller] or (
-                controller and controller in controllers.split(",")
-            ):
+            if controllers.split(",") == [controller] or (controller and controller in controllers.split(",")):
                 return path
     raise OSError(0, f"not in a {controller or 'v2'} cgroup")
 

@@ -119,9 +119,7 @@ def install(refused: tuple[str, ...], refuse_user_namespaces: bool = False) -> b
 
     prog = _Prog(count, ctypes.cast(buffer, ctypes.c_void_p))
     libc = sc.libc()
-    result = libc.prctl(
-        PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0
-    )
+    result = libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0)
     if result != 0:
         return f"failed: {errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())}"
     return True

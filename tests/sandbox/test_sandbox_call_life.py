@@ -120,9 +120,7 @@ async def test_nasty_calls_never_exhaust_the_uid_pool(small_box: PythonSandbox) 
     """Three pools' worth of nasty calls, then an ordinary call is still answered."""
     rounds = 3 * pool_size(small_box)
     codes = [(FAKE_DONE, KEEP_ALIVE, IGNORE_EVERYTHING)[i % 3] for i in range(rounds)]
-    outcomes = await asyncio.wait_for(
-        asyncio.gather(*(small_box.run(code, timeout=1) for code in codes)), 300
-    )
+    outcomes = await asyncio.wait_for(asyncio.gather(*(small_box.run(code, timeout=1) for code in codes)), 300)
     assert {o.run_status for o in outcomes} == {"Timeout"}
     ok = await asyncio.wait_for(small_box.run("print(6 * 7)"), 60)
     assert ok.stdout == "42\n", ok
@@ -155,9 +153,7 @@ async def test_every_uid_comes_back_after_each_kind_of_call(small_box: PythonSan
     ],
 )
 @ASYNC
-async def test_a_call_returns_only_after_its_whole_tree_is_gone(
-    sandbox: PythonSandbox, code: str
-) -> None:
+async def test_a_call_returns_only_after_its_whole_tree_is_gone(sandbox: PythonSandbox, code: str) -> None:
     """Right after the call returns, no process of its uid is left and its cgroup is gone."""
     outcome = await sandbox.run(code, timeout=30)
     assert outcome.ok, outcome

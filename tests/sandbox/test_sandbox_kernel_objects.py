@@ -181,9 +181,7 @@ def test_seccomp_programs_are_whole_instructions() -> None:
 
     for machine in ("x86_64", "aarch64"):
         for refuse_userns in (False, True):
-            program = seccomp.build(
-                machine, seccomp.KEYRINGS + seccomp.SYSV_IPC, refuse_user_namespaces=refuse_userns
-            )
+            program = seccomp.build(machine, seccomp.KEYRINGS + seccomp.SYSV_IPC, refuse_user_namespaces=refuse_userns)
             assert len(program) % 8 == 0 and len(program) // 8 < 64
 
 

@@ -142,9 +142,7 @@ async def test_an_oom_kill_is_reported_as_a_memory_limit(capped: PythonSandbox) 
 
 @ASYNC
 @pytest.mark.parametrize("name", ["memfd", "shm"])
-async def test_the_fallback_stops_memory_outside_rlimit_as(
-    fallback: PythonSandbox, name: str
-) -> None:
+async def test_the_fallback_stops_memory_outside_rlimit_as(fallback: PythonSandbox, name: str) -> None:
     """Without a cgroup, SysV shm stops at the namespace's cap and memfds are refused
     (processes and heap stay bounded only by RLIMIT_AS each, as docs/sandbox.md says)."""
     assert fallback.protections()["memory_cgroup"] == "disabled by configuration"

@@ -185,9 +185,7 @@ class _Exploding:
 
 
 @ASYNC
-@pytest.mark.parametrize(
-    "error", [OverflowError("cannot convert float infinity"), RecursionError(), KeyError("x")]
-)
+@pytest.mark.parametrize("error", [OverflowError("cannot convert float infinity"), RecursionError(), KeyError("x")])
 async def test_python_code_turns_any_sandbox_exception_into_a_tool_failure(
     error: BaseException,
 ) -> None:
