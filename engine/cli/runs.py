@@ -45,6 +45,7 @@ async def _cmd_runs(args: argparse.Namespace, settings: Settings) -> int:
 async def _cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     return await show_run(settings, args.run_id, as_json=args.json, html=args.html)
 
+
 async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit: int | None = None,
                     as_json: bool = False, before: str | None = None) -> int:
     """Print the recorded runs newest first, narrowed by ``keep`` and ``limit``, older than run ``before``.
@@ -69,7 +70,7 @@ async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit:
         print("[" + ", ".join(text for text, _ in shown) + "]")
         return 0
     if not shown:
-        print(_nothing_shown(recorded, after), file=sys.stderr)
+        print(_nothing_shown(recorded, after, filtered=(keep or RunFilter()) != RunFilter()), file=sys.stderr)
         return 0
     rows = [row for _, row in shown]
     print(render_table(rows))
@@ -82,10 +83,11 @@ async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit:
     return 0
 
 
-def _nothing_shown(recorded: int, before: str | None) -> str:
+def _nothing_shown(recorded: int, before: str | None, *, filtered: bool) -> str:
     if not recorded:
         return "no runs recorded yet"
-    return f"no runs before {before} match these filters" if before else "no runs match these filters"
+    where = f" before {before}" if before else ""
+    return f"no runs{where} match these filters" if filtered else f"no runs{where}"
 
 
 async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str | None) -> int:

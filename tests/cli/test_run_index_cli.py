@@ -19,7 +19,7 @@ def test_limit_then_before_pages_through_every_run(two_runs: Path) -> None:
         code, out, err = apollo(two_runs, "runs", *flags)
         assert code == 0, err[-2000:]
         if not out:
-            assert "no runs before" in err
+            assert f"no runs before {paged[-1]}" in err
             break
         paged.append(out.splitlines()[1].split()[0])
         assert f"older runs: add --before {paged[-1]}" in err
