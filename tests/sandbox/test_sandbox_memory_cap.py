@@ -9,6 +9,7 @@ refuses memfds and user namespaces, the IPC namespace caps SysV shared memory).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -182,3 +183,21 @@ def test_cli_stops_a_memfd_attacker_at_the_default_cap() -> None:
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1
     assert json.loads(done.stdout)["status"] == "failed"
+
+
+@pytest.mark.parametrize(
+    ("version", "limit_file", "events_file", "events"),
+    [
+        (2, "memory.max", "memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n"),
+        (1, "memory.limit_in_bytes", "memory.oom_control", "oom_kill_disable 0\noom_kill 3\n"),
+    ],
+)
+def test_cgroup_files_for_each_version(
+    tmp_path: Path, version: int, limit_file: str, events_file: str, events: str
+) -> None:
+    """A call's group gets its limit in the version's file; OOM kills are read back."""
+    groups = memcap.CallCgroups(str(tmp_path), version)
+    path = groups.create("w1-0", CAP)
+    assert (Path(path) / limit_file).read_text() == str(CAP)
+    (Path(path) / events_file).write_text(events)
+    assert memcap.oom_kills(path) == int(events.rsplit(" ", 1)[1])
