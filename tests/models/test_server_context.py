@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.models.fake_server import FakeOpenAIServer
 from engine.models.probe import probe_endpoint
 from engine.models.server_context import fitted_max_tokens, listed_context
@@ -36,6 +38,7 @@ async def test_the_probe_returns_the_servers_context() -> None:
         assert await probe_endpoint(server.base_url, "m", "EMPTY") is None
 
 
+@pytest.mark.timeout(300)  # two solves, each starting its own nats-server, on a shared machine
 async def test_solve_takes_max_tokens_and_lowers_one_the_server_cannot_give(tmp_path: Path) -> None:
     """`solve --max-tokens 300` is sent as is; the default 8192 against a 1000-token server is sent as 500, said."""
     async with FakeOpenAIServer(lambda messages: ANSWER, models=("m",), max_context=1000) as server:
@@ -49,6 +52,7 @@ async def test_solve_takes_max_tokens_and_lowers_one_the_server_cannot_give(tmp_
         assert "max tokens 8192 lowered to 500" in err
 
 
+@pytest.mark.timeout(300)
 async def test_a_dataset_run_is_fitted_before_its_settings_digest(tmp_path: Path) -> None:
     """`apollo run` against a 1000-token server sends 500 and records it; a re-run resumes (same digest)."""
     data = str(sums_dataset(tmp_path))
