@@ -11,7 +11,8 @@ from typing import Protocol, TypeVar
 
 
 class Named(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the tables hold frozen records
 
     def check(self) -> None:
         """Raise ``ValueError`` when the item is malformed."""

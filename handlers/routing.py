@@ -9,7 +9,9 @@ from typing import Any, Literal
 from events.base import Event
 from handlers.context import HandlerContext
 
-Handler = Callable[[Event, HandlerContext], Awaitable[Sequence[Event]]]
+Handler = Callable[[Any, HandlerContext], Awaitable[Sequence[Event]]]
+"""Takes the route's own event type (``Any`` here: a callable of a narrower event is not a
+callable of every event, and each route pairs a handler with exactly its type)."""
 
 
 @dataclass(frozen=True)
