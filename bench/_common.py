@@ -51,7 +51,7 @@ def fake_model_process(
         rules.write_text(json.dumps(script))
         command = [sys.executable, "-m", "engine.models.fake_server", "--port", "0", "--script", str(rules),
                    "--latency-ms", str(latency_ms), "--jitter-ms", str(jitter_ms), "--model", model]
-        process = subprocess.Popen(  # noqa: S603 - our own module
+        process = subprocess.Popen(  # our own module
             command, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True
         )
         try:

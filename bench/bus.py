@@ -26,21 +26,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import nats  # noqa: E402
-from nats.js import api  # noqa: E402
+import nats
+from nats.js import api
 
-from bench._common import nats_server, summary_ms  # noqa: E402
-from engine.app.log_setup import configure_logging  # noqa: E402
-from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
-from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
-from engine.testing.event_builders import submitted  # noqa: E402
-from engine.testing.secured_nats import secured_server  # noqa: E402
-from events import ProblemSubmitted, RunStarted, encode  # noqa: E402
-from handlers.context import Services  # noqa: E402
-from handlers.routes import Route  # noqa: E402
+from bench._common import nats_server, summary_ms
+from engine.app.log_setup import configure_logging
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
+from engine.testing.secured_nats import secured_server
+from events import ProblemSubmitted, RunStarted, encode
+from handlers.context import Services
+from handlers.routes import Route
 
 
-async def start(event: ProblemSubmitted, ctx):  # noqa: ANN001, ANN201 - benchmark route
+async def start(event: ProblemSubmitted, ctx):  # benchmark route
     return [ctx.new(RunStarted, "started", workflow="reason")]
 
 
@@ -74,7 +74,7 @@ async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[
     watcher = await nats.connect(url)
     waiting: dict[str, asyncio.Future[float]] = {}
 
-    async def seen(msg) -> None:  # noqa: ANN001 - nats callback
+    async def seen(msg) -> None:  # nats callback
         run_id = msg.subject.split(".")[2]
         future = waiting.get(run_id)
         if future is not None and not future.done():
@@ -115,7 +115,7 @@ async def _timed_round_trips(
     return samples
 
 
-async def concurrent(publish, n: int, writers: int = 32) -> tuple[float, float]:  # noqa: ANN001
+async def concurrent(publish, n: int, writers: int = 32) -> tuple[float, float]:
     """Events/s and CPU microseconds per publish with ``writers`` publishing at once."""
     async def writer(index: int) -> None:
         for i in range(n // writers):
@@ -153,7 +153,7 @@ async def handler_round_trips_seen_by(log: JetStreamEventLog, watcher: JetStream
     viewer role may read; it may not subscribe to run subjects directly)."""
     waiting: dict[str, asyncio.Future[float]] = {}
 
-    async def seen(msg) -> None:  # noqa: ANN001 - nats callback
+    async def seen(msg) -> None:  # nats callback
         future = waiting.get(msg.subject.split(".")[2])
         if future is not None and not future.done():
             future.set_result(time.perf_counter())
@@ -176,7 +176,7 @@ class _Side:
         self.handler: list[float] = []
 
     @classmethod
-    async def open(cls, url: str, worker, viewer) -> _Side:  # noqa: ANN001 - ClientSecurity or None
+    async def open(cls, url: str, worker, viewer) -> _Side:  # ClientSecurity or None
         log = await JetStreamEventLog.connect(url, security=worker, manage_streams=worker is None)
         return cls(log, await JetStreamEventLog.connect(url, security=viewer, manage_streams=False))
 

@@ -62,26 +62,26 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import fake_model_process, nats_server  # noqa: E402
-from engine.app.log_setup import configure_logging  # noqa: E402
-from engine.app.operations import submission, submit  # noqa: E402
-from engine.config.settings import validate  # noqa: E402
-from engine.console.argtypes import whole_number  # noqa: E402
-from engine.models.fake_server import FakeOpenAIServer, ReplyDelay  # noqa: E402
-from engine.models.router import ModelRouter  # noqa: E402
-from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
-from engine.runtime.dispatcher import Dispatcher, DispatcherSettings  # noqa: E402
-from engine.runtime.processes import freeze_startup_heap  # noqa: E402
-from engine.testing.harness import EchoPython, ExactGrader, services  # noqa: E402
-from events.model import SamplingParams  # noqa: E402
-from handlers.episode.parsing import parse_action  # noqa: E402
-from handlers.episode.prompts import HistoryStep, render_policy_prompt  # noqa: E402
-from handlers.grading.extraction import extract_final_answer  # noqa: E402
-from handlers.ports import ModelReply  # noqa: E402
-from handlers.routes import ROUTES  # noqa: E402
+from bench._common import fake_model_process, nats_server
+from engine.app.log_setup import configure_logging
+from engine.app.operations import submission, submit
+from engine.config.settings import validate
+from engine.console.argtypes import whole_number
+from engine.models.fake_server import FakeOpenAIServer, ReplyDelay
+from engine.models.router import ModelRouter
+from engine.nats.jetstream import JetStreamEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.processes import freeze_startup_heap
+from engine.testing.harness import EchoPython, ExactGrader, services
+from events.model import SamplingParams
+from handlers.episode.parsing import parse_action
+from handlers.episode.prompts import HistoryStep, render_policy_prompt
+from handlers.grading.extraction import extract_final_answer
+from handlers.ports import ModelReply
+from handlers.routes import ROUTES
 
 
-def policy(messages) -> str:  # noqa: ANN001 - the fake server's reply function
+def policy(messages) -> str:  # the fake server's reply function
     prompt = messages[-1]["content"] if isinstance(messages[-1], dict) else messages[-1].content
     if "<tool_response>{" in prompt:
         return "<think>the program printed 42</think><answer>\\boxed{42}</answer>"
@@ -94,12 +94,12 @@ class StubModel:
     def __init__(self, latency_ms: int, jitter_ms: int = 0) -> None:
         self._delay = ReplyDelay(latency_ms, jitter_ms)
 
-    async def complete(self, messages, params) -> ModelReply:  # noqa: ANN001 - the ModelClient port
+    async def complete(self, messages, params) -> ModelReply:  # the ModelClient port
         del params
         await asyncio.sleep(self._delay.next_s())
         return ModelReply(text=policy(messages), model="stub")
 
-    def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # noqa: ARG002 - the router port
+    def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # the router port
         return self
 
     async def close(self) -> None:
@@ -111,7 +111,7 @@ def warm_up_count(concurrency: int) -> int:
     return max(2, concurrency)
 
 
-def settings_for(url: str):  # noqa: ANN201
+def settings_for(url: str):
     return validate(
         {"models": {"policy": {"model": "fake", "base_url": url, "max_concurrency": 256}}, "episode": {"max_steps": 4}}
     )
@@ -172,7 +172,7 @@ async def serve_worker(url: str, nats_url: str) -> None:
 def worker_processes(count: int, url: str, nats_url: str) -> Iterator[list[int]]:
     """``count`` engine workers in their own processes (none: this process dispatches)."""
     processes = [
-        subprocess.Popen(  # noqa: S603 - this very script
+        subprocess.Popen(  # this very script
             [sys.executable, __file__, "--serve-worker", url, nats_url], stdout=subprocess.PIPE, text=True
         )
         for _ in range(count)
@@ -280,7 +280,7 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-async def engine(  # noqa: PLR0913 - one knob per benchmark dimension
+async def engine(  # one knob per benchmark dimension
     url: str,
     nats_url: str,
     episodes: int,
@@ -329,7 +329,7 @@ async def hop_gaps(log: JetStreamEventLog, run_ids: list[str]) -> dict[str, floa
     return {step: statistics.median(values) for step, values in gaps.items()}
 
 
-async def _engine(  # noqa: PLR0913
+async def _engine(
     url: str, nats_url: str, episodes: int, concurrency: int, tag: str, pids: list[int], hops: bool,
     stub: StubModel | None,
 ) -> Measured:
@@ -341,7 +341,7 @@ async def _engine(  # noqa: PLR0913
     dispatching = asyncio.create_task(dispatcher.run()) if not pids else None
     finished: dict[str, asyncio.Future[None]] = {}
 
-    async def completed(msg) -> None:  # noqa: ANN001 - nats callback
+    async def completed(msg) -> None:  # nats callback
         future = finished.get(msg.subject.split(".")[2])
         if future is not None and not future.done():
             future.set_result(None)

@@ -94,7 +94,7 @@ async def finished(log: InMemoryEventLog, run_id: str, limit_s: float = 300.0) -
                 return
             if isinstance(record.event, RunFailed):
                 raise SystemExit(f"the evolve run failed: {record.event.reason}")
-        await asyncio.sleep(0.005)  # noqa: ASYNC110 - polling the in-memory log is the simplest wait
+        await asyncio.sleep(0.005)  # polling the in-memory log is the simplest wait
     raise SystemExit(f"the evolve run did not complete within {limit_s:.0f} s")
 
 

@@ -28,10 +28,10 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.episode import model_process  # noqa: E402
-from engine.app.log_setup import configure_logging  # noqa: E402
-from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient  # noqa: E402
-from events.model import ChatMessage, SamplingParams  # noqa: E402
+from bench.episode import model_process
+from engine.app.log_setup import configure_logging
+from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient
+from events.model import ChatMessage, SamplingParams
 
 PROMPT = "Solve the problem, using python where it helps. What is 6 times 7? " * 10
 PARAMS = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=256)

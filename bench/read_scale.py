@@ -55,7 +55,7 @@ GROWTH_TARGET = 1.5
 JSON_TARGET = 20_000
 
 
-def run_spec(number: int, turns: int = 2):  # noqa: ANN201 - a RunSpec
+def run_spec(number: int, turns: int = 2):  # a RunSpec
     """The ``number``-th run, its id made unique in its first 12 characters (prefixes pick one)."""
     spec = spec_for(number, turns=turns)
     tail = hashlib.sha1(spec.run_id.encode(), usedforsecurity=False).hexdigest()[:6]
@@ -108,7 +108,7 @@ def own_process(*argv: str, repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "engine", *argv], cwd=ROOT, capture_output=True,  # noqa: S603
+        done = subprocess.run([sys.executable, "-m", "engine", *argv], cwd=ROOT, capture_output=True,
                               check=False)
         times.append(time.perf_counter() - started)
         if done.returncode != 0:

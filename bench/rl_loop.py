@@ -39,19 +39,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.app.log_setup import configure_logging  # noqa: E402
-from engine.config.settings import load_settings  # noqa: E402
-from engine.training import checkpoint  # noqa: E402
-from engine.training.checkpoint import CheckpointState  # noqa: E402
-from engine.training.demo import TORCH_THREADS, Demo, DemoOptions, group_id  # noqa: E402
-from engine.training.generator import GenerationRequest, Generator  # noqa: E402
-from engine.training.model_package import MODEL_NAME, load_policy  # noqa: E402
-from engine.training.task import SYSTEM_PROMPT, extract_sum, grade_sum, problems_for_step  # noqa: E402
-from engine.training.torch_thread import run_torch  # noqa: E402
-from engine.training.trainer import Trainer, trainable_state, with_lora  # noqa: E402
-from events import TrajectorySealed, Turn  # noqa: E402
-from handlers.episode.prompts import render_plain_prompt  # noqa: E402
-from replay.training import TrainingCursor  # noqa: E402
+from engine.app.log_setup import configure_logging
+from engine.config.settings import load_settings
+from engine.training import checkpoint
+from engine.training.checkpoint import CheckpointState
+from engine.training.demo import TORCH_THREADS, Demo, DemoOptions, group_id
+from engine.training.generator import GenerationRequest, Generator
+from engine.training.model_package import MODEL_NAME, load_policy
+from engine.training.task import SYSTEM_PROMPT, extract_sum, grade_sum, problems_for_step
+from engine.training.torch_thread import run_torch
+from engine.training.trainer import Trainer, trainable_state, with_lora
+from events import TrajectorySealed, Turn
+from handlers.episode.prompts import render_plain_prompt
+from replay.training import TrainingCursor
 
 PHASES = ("rollout_s", "tokenize_s", "train_s", "sync_s")
 

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.sandbox import PythonSandbox, SandboxConfig
-from engine.sandbox.runner import PRE_IMPORTED  # noqa: E402
+from engine.sandbox.runner import PRE_IMPORTED
 
 SNIPPETS = {
     "trivial": "print(1 + 1)",

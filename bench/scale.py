@@ -44,7 +44,7 @@ def spawn_workers(
         "APOLLO_LOG_LEVEL": "warning",
     }
     return [
-        subprocess.Popen(  # noqa: S603 - our own module
+        subprocess.Popen(  # our own module
             [sys.executable, "-m", "engine", "--nats-url", nats_url, "worker", "--concurrency", str(concurrency)],
             cwd=ROOT,
             env=env,
@@ -108,7 +108,7 @@ async def run_episodes(log: JetStreamEventLog, run_ids: list[str]) -> None:
     ended: set[str] = set()
     everything_ended = asyncio.Event()
 
-    async def on_end(msg) -> None:  # noqa: ANN001 - nats callback
+    async def on_end(msg) -> None:  # nats callback
         if not msg.subject.endswith((".run.completed", ".run.failed")):
             return
         ended.add(msg.subject.split(".")[2])

@@ -58,7 +58,7 @@ _typed: tuple[int, msgspec.json.Decoder[Any]] | None = None
 
 def _typed_decoder() -> msgspec.json.Decoder[Any]:
     """A decoder straight into the tagged union, rebuilt when new types are registered."""
-    global _typed  # noqa: PLW0603 - a cache keyed on the catalog's size
+    global _typed  # a cache keyed on the catalog's size
     if _typed is None or _typed[0] != len(EVENT_TYPES):
         _typed = (len(EVENT_TYPES), msgspec.json.Decoder(any_event_type()))
     return _typed[1]
@@ -82,7 +82,7 @@ def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownE
         return _decode(data)
     except DecodeError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever the bytes provoke, they are just undecodable
+    except Exception as exc:  # whatever the bytes provoke, they are just undecodable
         raise DecodeError(_failure(exc)) from exc
 
 
@@ -113,7 +113,7 @@ def from_builtins(raw: dict[str, Any]) -> Event | UnknownEvent:
         return _from_builtins(raw)
     except DecodeError:
         raise
-    except Exception as exc:  # noqa: BLE001 - see decode
+    except Exception as exc:  # see decode
         raise DecodeError(_failure(exc)) from exc
 
 

@@ -170,7 +170,7 @@ async def _origins(
                                     services=services)
             try:
                 await route.handler(event, ctx)
-            except Exception:  # noqa: BLE001, S112 - a decider that no longer runs keeps fallback ids
+            except Exception:  # noqa: BLE001 - a decider that no longer runs keeps fallback ids
                 continue
             for kind, label, value in ctx.journal:
                 if kind == "event":
@@ -209,7 +209,7 @@ def _is_frontier(record: Recorded, caused: Mapping[str, set[str]], copied: set[s
 def _fork_root(root: Recorded, run_id: str, at_seq: int, overrides: dict[str, Any], *, last: Recorded,
                ids: Mapping[str, str], submitted_at: datetime | None) -> ProblemSubmitted:
     event = root.event
-    assert isinstance(event, ProblemSubmitted)  # noqa: S101 - checked by _root
+    assert isinstance(event, ProblemSubmitted)  # checked by _root
     fork = {"parent_run_id": event.run_id, "fork_seq": at_seq,
             "last_copied_id": ids.get(last.event.event_id, run_id), "overrides": overrides}
     data = to_builtins(event)

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)  # noqa: S603
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 def type_findings() -> collections.Counter[str]:

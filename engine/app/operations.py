@@ -193,7 +193,7 @@ async def warn_if_no_worker(runtime: Runtime, run_id: str, where: str, *, after:
 
 
 @contextlib.asynccontextmanager
-async def local_workers(runtime: Runtime, enabled: bool, *, kind: type[Dispatcher] = Dispatcher):  # noqa: ANN201
+async def local_workers(runtime: Runtime, enabled: bool, *, kind: type[Dispatcher] = Dispatcher):
     """Run a dispatcher (of ``kind``) in this process while the block runs (when no engine is up)."""
     if not enabled:
         yield None

@@ -130,7 +130,7 @@ def _spawn_worker(
         args += ["--metrics-port", str(metrics_port)]
     # Its own session: Ctrl-C or a closed terminal reach `apollo up` only, which stops its
     # children in order (a child still importing would print a KeyboardInterrupt traceback).
-    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent,  # noqa: S603, PLW1509 - our own module
+    return subprocess.Popen(args, env=os.environ.copy(), preexec_fn=_die_with_parent,  # noqa: PLW1509 - our own module
                             start_new_session=True)
 
 

@@ -80,8 +80,8 @@ async def diagnose(
     settings: Settings,
     *,
     monitor_url: str | None = None,
-    timeout: float = 3.0,  # noqa: ASYNC109 - a per-request network timeout
-    sandbox: bool = True,  # noqa: ASYNC109 - a per-request network timeout
+    timeout: float = 3.0,
+    sandbox: bool = True,
 ) -> list[Check]:
     """Every check, in the order a person would fix things."""
     checks = check_passwords(settings) + await check_nats(settings, monitor_url=monitor_url, timeout=timeout)
@@ -125,7 +125,7 @@ def check_passwords(settings: Settings, environ: dict[str, str] | None = None) -
 
 
 
-async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: float) -> list[Check]:  # noqa: ASYNC109 - a per-request network timeout
+async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: float) -> list[Check]:
     """Server version, JetStream, stream settings (replicas, fsync), consumer lag, buckets."""
     import nats
 
@@ -169,7 +169,8 @@ async def check_nats(settings: Settings, *, monitor_url: str | None, timeout: fl
     try:
         return [
             *await _server_checks(nc, url, embedded, monitor_url, timeout, settings.nats.fsync_always),
-            security_check(url, nc._server_info, security, encrypted=connection_encrypted(nc)),  # noqa: SLF001 - INFO has no public accessor
+            # INFO has no public accessor
+            security_check(url, nc._server_info, security, encrypted=connection_encrypted(nc)),
         ]
     finally:
         await nc.close()
@@ -208,9 +209,9 @@ def _is_loopback(host: str) -> bool:
 
 
 async def _server_checks(
-    nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
+    nc: Any, url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool
 ) -> list[Check]:
-    info = nc._server_info  # noqa: SLF001 - nats-py has no public accessor for INFO
+    info = nc._server_info  # nats-py has no public accessor for INFO
     version = nc.connected_server_version
     found = (version.major, version.minor, version.patch)
     wanted = ".".join(map(str, MIN_SERVER_VERSION))
@@ -367,7 +368,7 @@ async def _bucket_check(js: Any, stream: str, replicas: int) -> Check:
 
 
 async def _fsync_check(
-    url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool  # noqa: ASYNC109 - a per-request network timeout
+    url: str, embedded: bool, monitor_url: str | None, timeout: float, fsync_always: bool
 ) -> Check:
     """fsync before ack (``sync_interval: always``), read from the server's /varz."""
     target = monitor_url or _default_monitor(url)
@@ -441,7 +442,7 @@ def _get_json(url: Any, timeout: float) -> Any:
     """GET a URL (or urllib Request) and parse its JSON body."""
     from urllib.request import urlopen
 
-    with urlopen(url, timeout=timeout) as response:  # noqa: S310 - an operator-given http(s) URL
+    with urlopen(url, timeout=timeout) as response:  # an operator-given http(s) URL
         return json.loads(response.read())
 
 
@@ -520,7 +521,7 @@ def check_tools(settings: Settings) -> list[Check]:
     return checks
 
 
-async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  # noqa: ASYNC109 - a per-request network timeout
+async def check_models(settings: Settings, *, timeout: float) -> list[Check]:
     """GET /v1/models on each configured endpoint; scripted models are reported as such."""
     roles = dict(settings.models) or {"policy": settings.model_for("policy")}
     checks: list[Check] = []
@@ -565,7 +566,7 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:  #
     return checks
 
 
-async def _serves_unlisted(base_url: str, model: str, api_key: str, timeout: float) -> bool:  # noqa: ASYNC109
+async def _serves_unlisted(base_url: str, model: str, api_key: str, timeout: float) -> bool:
     """Whether a server that does not list ``model`` answers a one-token request for it (llama.cpp does)."""
     from engine.models.probe import ProbeFailed, probe_endpoint
 
@@ -598,12 +599,12 @@ def _scripted_check(role: str, model: str) -> Check:
     )
 
 
-async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:  # noqa: ASYNC109 - a per-request network timeout
+async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:
     """Model ids an OpenAI-compatible server lists (stdlib HTTP: no extra dependency)."""
     from urllib.request import Request
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    request = Request(f"{base_url.rstrip('/')}/models", headers=headers)  # noqa: S310 - configured endpoint
+    request = Request(f"{base_url.rstrip('/')}/models", headers=headers)  # configured endpoint
     body = await asyncio.to_thread(_get_json, request, timeout)
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         msg = "/models did not return an OpenAI model list"

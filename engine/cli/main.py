@@ -87,7 +87,7 @@ def _accept_config_after_command(sub: Any) -> None:
         ("--log-level", {"type": _log_level, "help": "debug, info, warning or error (as the global --log-level)"}),
     ]
     for command in sub.choices.values():
-        taken = {flag for action in command._actions for flag in action.option_strings}  # noqa: SLF001
+        taken = {flag for action in command._actions for flag in action.option_strings}
         for flag, options in global_flags:
             if flag not in taken:
                 command.add_argument(flag, default=argparse.SUPPRESS, **options)

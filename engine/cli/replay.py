@@ -185,7 +185,7 @@ def _print_verify(result: ReplayResult, *, as_json: bool, unreadable: Sequence[U
               "reproduced byte for byte, 0 model/tool calls)")
         return
     print(f"{result.run_id}: NONDETERMINISTIC ({len(result.differences)} difference(s)); first:")
-    assert result.first_difference is not None  # noqa: S101 - not ok implies a difference
+    assert result.first_difference is not None  # not ok implies a difference
     print(result.first_difference.describe())
 
 

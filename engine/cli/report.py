@@ -72,7 +72,7 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         raise EngineError(msg)
     page = render_report(data, title=_title(args))
     try:
-        args.out.write_text(page, encoding="utf-8")  # noqa: ASYNC240 - one file, after the reads
+        args.out.write_text(page, encoding="utf-8")  # one file, after the reads
     except OSError as exc:
         msg = f"cannot write {args.out}: {exc.strerror or exc}"
         raise EngineError(msg) from exc

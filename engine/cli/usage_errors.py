@@ -22,15 +22,15 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers nowhere else
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    for action in parser._actions:  # argparse keeps its subparsers nowhere else
+        if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
 
 
 def _suggestions(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
     """`` (did you mean --limit?)`` for each unknown flag close to one the command has."""
-    flags = [flag for action in parser._actions for flag in action.option_strings]  # noqa: SLF001
+    flags = [flag for action in parser._actions for flag in action.option_strings]
     meant = []
     for extra in extras:
         if not extra.startswith("-"):

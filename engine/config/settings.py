@@ -125,7 +125,7 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Seconds a command tries to reach NATS before it gives up with one line naming the URL."""
 
     def __post_init__(self) -> None:
-        if not 0 < self.connect_timeout <= 3600:  # noqa: PLR2004 - an hour is already absurd
+        if not 0 < self.connect_timeout <= 3600:  # an hour is already absurd
             msg = f"nats.connect_timeout must be a number of seconds in (0, 3600], got {self.connect_timeout!r}"
             raise ValueError(msg)
         for server in self.url.split(",") if self.url is not None else ():

@@ -69,7 +69,7 @@ def _culprit(raw: Mapping[str, Any], where: list[str | int | None], check: Calla
         except msgspec.ValidationError as exc:
             if f"`${path}`" in str(exc):
                 return str(key)
-        except Exception:  # noqa: BLE001, S112 - another kind of failure does not point at this key
+        except Exception:  # noqa: BLE001 - another kind of failure does not point at this key
             continue
     return "<key>"
 

@@ -192,16 +192,16 @@ class _MemoryWorkQueue:
         out: list[Delivery] = []
         deadline = asyncio.get_running_loop().time() + timeout
         while len(out) < batch:
-            delivery = self.log._next_delivery(self.state)  # noqa: SLF001 - same module family
+            delivery = self.log._next_delivery(self.state)  # same module family
             if delivery is not None:
                 out.append(delivery)
                 continue
             remaining = deadline - asyncio.get_running_loop().time()
             if out or remaining <= 0:
                 break
-            async with self.log._new_message:  # noqa: SLF001
+            async with self.log._new_message:
                 try:
-                    await asyncio.wait_for(self.log._new_message.wait(), remaining)  # noqa: SLF001
+                    await asyncio.wait_for(self.log._new_message.wait(), remaining)
                 except TimeoutError:
                     break
         return out

@@ -36,7 +36,7 @@ async def probe_endpoint(
     where = f"model {model!r} at {base_url}"
     try:
         client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
-    except Exception as exc:  # noqa: BLE001 - the HTTP library's URL errors have no common base worth naming
+    except Exception as exc:  # the HTTP library's URL errors have no common base worth naming
         msg = f"{where}: not a usable URL ({type(exc).__name__}: {exc})"
         raise ProbeFailed(msg) from exc
     try:

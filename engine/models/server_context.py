@@ -46,7 +46,7 @@ def fitted_max_tokens(max_tokens: int, context: int | None) -> int:
     return max(1, context // 2)
 
 
-async def server_context(base_url: str, model: str, api_key: str, *, timeout: float = 10.0) -> int | None:  # noqa: ASYNC109
+async def server_context(base_url: str, model: str, api_key: str, *, timeout: float = 10.0) -> int | None:
     """The context one request to ``model`` at ``base_url`` may use, where the server says it; None on
     any failure (the endpoint probe is what reports an unusable server)."""
     try:

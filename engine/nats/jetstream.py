@@ -419,7 +419,7 @@ class JetStreamEventLog:
     async def _direct_batch(self, subject_filter: str, start: int) -> list[Msg]:
         """One batched direct get; replies come back on a shared, multiplexed inbox."""
         replies = await self._reply_queue()
-        token = self.nc._nuid.next().decode()  # noqa: SLF001 - nats-py's unique-id generator
+        token = self.nc._nuid.next().decode()  # nats-py's unique-id generator
         batch = _PendingBatch(asyncio.get_running_loop().create_future())
         self._waiting[token] = batch
         try:
@@ -590,7 +590,7 @@ class JetStreamEventLog:
         await self.nc.close()
 
 
-async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
+async def _connect_within(  # the whole connect's bound
     url: str, timeout: float, name: str, client_events: ClientEvents, security: ClientSecurity | None = None
 ) -> Client:
     """A connected client, or :class:`ConnectError` after ``timeout`` seconds of trying.
@@ -648,7 +648,7 @@ async def _connect_within(  # noqa: ASYNC109 - the whole connect's bound
     return nc
 
 
-class _Refused(EngineError):  # noqa: N818 - carries the server's refusal
+class _Refused(EngineError):  # carries the server's refusal
     def __init__(self, exc: Any) -> None:
         super().__init__(str(exc))
         self.exc = exc
@@ -808,7 +808,7 @@ def _check_server(nc: Client) -> None:
             "(older servers silently ignore settings the engine uses)"
         )
         raise ConnectError(msg)
-    if not nc._server_info.get("jetstream"):  # noqa: SLF001 - no public accessor in nats-py
+    if not nc._server_info.get("jetstream"):  # no public accessor in nats-py
         msg = "the NATS server does not have JetStream enabled (start it with -js)"
         raise ConnectError(msg)
 

@@ -32,7 +32,7 @@ PERMISSION_REFUSED = 403
 """Not a JetStream answer: the server refused the publish by the client's permissions."""
 
 
-class PublishRefused(EngineError):  # noqa: N818 - mirrors the server's wording
+class PublishRefused(EngineError):  # mirrors the server's wording
     """The stream answered with an error instead of storing the message."""
 
     def __init__(self, code: int, err_code: int, description: str) -> None:

@@ -117,7 +117,7 @@ class JetStreamRolloutSource:
         sub = await js.pull_subscribe_bind(durable=durable, stream=stream)
         return cls(js, sub, stream=stream, durable=durable, log=log)
 
-    async def fetch(self, max_messages: int, timeout: float) -> list[JetStreamDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
+    async def fetch(self, max_messages: int, timeout: float) -> list[JetStreamDelivery]:  # the port waits up to timeout
         """Up to ``max_messages`` trajectories; ``[]`` when none arrive within ``timeout``."""
         try:
             msgs = await self._sub.fetch(max_messages, timeout=max(timeout, 0.001))

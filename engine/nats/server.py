@@ -95,7 +95,7 @@ class NatsServerProcess:
         config = self.store_dir / "apollo-nats.conf"
         _write_private(config, _config_text(self.port, self.store_dir, self.max_payload, self.fsync_always, self.token))
         args = [str(binary), "-c", str(config), "-l", str(self.log_file), *self.extra_args]
-        self.process = subprocess.Popen(  # noqa: S603 - our own pinned binary
+        self.process = subprocess.Popen(  # our own pinned binary
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=_terminate_with_parent if self.die_with_parent else None,  # noqa: PLW1509 - started before the command's threads
         )

@@ -307,7 +307,7 @@ async def follow_run_index(event_log: EventLog, data_dir: Path, stop: asyncio.Ev
             index.close()
 
 
-class index_lock:  # noqa: N801 - a context manager, named as one
+class index_lock:  # a context manager, named as one
     """An exclusive lock on ``<index>.lock``: one catch-up at a time per index file."""
 
     def __init__(self, path: Path, *, wait: bool) -> None:

@@ -48,7 +48,7 @@ _row_decoder = msgspec.json.Decoder(RunRow)
 _encoder = msgspec.json.Encoder()
 
 
-class IndexUnusable(EngineError):  # noqa: N818 - a condition, handled by rebuilding
+class IndexUnusable(EngineError):  # a condition, handled by rebuilding
     """The file is not an index this version can use (foreign, corrupt, another schema)."""
 
 
@@ -56,7 +56,7 @@ class IndexUnwritable(EngineError):
     """The index file cannot be made, opened or written here (a read-only data dir, a full disk)."""
 
 
-class CorruptEntry(EngineError):  # noqa: N818 - handled by refolding the run
+class CorruptEntry(EngineError):  # handled by refolding the run
     """One run's stored entry cannot be read back."""
 
     def __init__(self, run_id: str, reason: str) -> None:
@@ -246,7 +246,7 @@ def _lower(text: object) -> str:
     return str(text).lower()
 
 
-class _transaction:  # noqa: N801 - used as a context manager
+class _transaction:  # used as a context manager
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
 

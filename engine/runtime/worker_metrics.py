@@ -176,7 +176,7 @@ def _number(value: float) -> str:
 class MetricsServer:
     """``GET /metrics`` (and ``/healthz``) on a daemon thread; port 0 picks a free one."""
 
-    def __init__(self, metrics: Metrics, *, host: str = "0.0.0.0", port: int = 0) -> None:  # noqa: S104 - scraped from other hosts
+    def __init__(self, metrics: Metrics, *, host: str = "0.0.0.0", port: int = 0) -> None:  # scraped from other hosts
         self.metrics = metrics
         self._httpd = ThreadingHTTPServer((host, port), _handler_for(metrics))
         self._httpd.daemon_threads = True
@@ -197,7 +197,7 @@ class MetricsServer:
 
 def _handler_for(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:  # http.server's naming
             if self.path.split("?")[0] == "/metrics":
                 self._reply(200, metrics.render(), CONTENT_TYPE)
             elif self.path == "/healthz":
@@ -213,7 +213,7 @@ def _handler_for(metrics: Metrics) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
             return
 
     return Handler
@@ -235,7 +235,7 @@ async def watch_consumer(event_log: Any, consumer: str, metrics: Metrics, *, int
 
 
 @contextlib.asynccontextmanager
-async def exposed(event_log: Any, consumer: str, port: int | None, *, host: str = "0.0.0.0"):  # noqa: ANN201, S104
+async def exposed(event_log: Any, consumer: str, port: int | None, *, host: str = "0.0.0.0"):
     """Serve metrics for the block's duration; yields the :class:`Metrics` (None when port is None)."""
     if port is None:
         yield None

@@ -100,7 +100,7 @@ def execute(code: str, template: dict[str, Any]) -> int:
         exec(compiled, main.__dict__)
     except SystemExit as exc:
         return _exit_status(exc)
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - the snippet's own error, shown to the model as Python would
         sys.stderr.write(format_exception(exc, prepared))
         return 1
     finally:

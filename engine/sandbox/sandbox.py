@@ -182,7 +182,7 @@ class PythonSandbox:
     async def run(
         self,
         code: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - the sandboxed code's limit, not ours
+        timeout: float | None = None,  # the sandboxed code's limit, not ours
     ) -> SandboxOutcome:
         """Run ``code`` in a fresh worker and report what it printed and how it ended."""
         if not isinstance(code, str):

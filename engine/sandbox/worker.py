@@ -323,7 +323,7 @@ def _guard(status: socket.socket, step: Any) -> None:
     """Run a child step; any failure is reported to the host and the child exits."""
     try:
         step()
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - any failure of a child step is reported, then the child exits
         with contextlib.suppress(OSError):
             status.send(protocol.pack(protocol.FAILED, {"error": f"{type(exc).__name__}: {exc}"}))
     finally:

@@ -57,7 +57,7 @@ async def announce_update(
 
 
 async def wait_for_outcome(
-    event_log: EventLog, update: PolicyUpdated, *, timeout: float = 60.0, poll_interval: float = 0.1  # noqa: ASYNC109 - a deadline for the serving side
+    event_log: EventLog, update: PolicyUpdated, *, timeout: float = 60.0, poll_interval: float = 0.1
 ) -> Outcome:
     """The serving side's ``policy.activated`` or ``policy.update_failed`` for ``update``.
 

@@ -161,7 +161,7 @@ class CallableLoader:
                 result = await result
         except LoadFailed:
             raise
-        except Exception as exc:  # noqa: BLE001 - the server's own failure, recorded as the reason
+        except Exception as exc:  # the server's own failure, recorded as the reason
             raise LoadFailed(f"{type(exc).__name__}: {_one_line(str(exc))}") from exc
         return result if isinstance(result, str) and result else None
 

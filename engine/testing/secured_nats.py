@@ -72,7 +72,7 @@ def secured_server(folder: Path) -> Iterator[SecuredServer]:
     config = shipped_config("single.conf", folder / "conf", tls, port=port, http_port=free_port())
     passwords = role_passwords()
     log_file = folder / "nats-server.log"
-    process = subprocess.Popen(  # noqa: S603 - the pinned nats-server
+    process = subprocess.Popen(  # the pinned nats-server
         [str(find_server_binary()), "-c", str(config), "-l", str(log_file)],
         env={**os.environ, **passwords}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )

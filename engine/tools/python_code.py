@@ -51,7 +51,7 @@ class PythonCodeTool:
             outcome = await self._sandbox.run(tool_input, timeout=_timeout(settings))
         except SandboxError as exc:
             raise ToolError(str(exc), kind="sandbox") from exc
-        except Exception as exc:  # noqa: BLE001 - any other failure is still the sandbox's
+        except Exception as exc:  # any other failure is still the sandbox's
             log.warning("sandbox_call_failed", error=repr(exc))
             raise ToolError(f"the sandbox failed: {exc!r}", kind="sandbox") from exc
         text, score = tool_json(outcome)

@@ -65,7 +65,7 @@ class GenerationServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
-        self.port = int(site._server.sockets[0].getsockname()[1])  # noqa: SLF001 - aiohttp has no public getter
+        self.port = int(site._server.sockets[0].getsockname()[1])  # aiohttp has no public getter
         self._worker = asyncio.create_task(self._batches())
         return self
 

@@ -26,7 +26,7 @@ _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BIG_BINOMIAL: Final = re.compile(r"\\[dt]?binom\s*\{?\s*\d{4,}|\\choose\s*\{?\s*\d{4,}")
 
 
-class TooCostly(HandlerError):  # noqa: N818 - a verdict, not an error: the reading is refused
+class TooCostly(HandlerError):  # a verdict, not an error: the reading is refused
     """The text or expression is refused; the message says why."""
 
 

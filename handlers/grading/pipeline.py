@@ -43,7 +43,7 @@ _CHOICE: Final = re.compile(r"\(([A-Za-z])\)")
 _SPACE_BESIDE_SYMBOL: Final = re.compile(r"\s*([^\w\s])\s*")
 
 
-class GradingTimeout(HandlerError):  # noqa: N818 - a verdict: undecided within the bound
+class GradingTimeout(HandlerError):  # a verdict: undecided within the bound
     """Reading or comparing took longer than its bound."""
 
 

@@ -88,7 +88,7 @@ class InMemoryRolloutSource:
     def unacked(self) -> list[int]:
         return [s for s in self._log if s not in self.acked]
 
-    async def fetch(self, max_messages: int, timeout: float) -> list[InMemoryDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
+    async def fetch(self, max_messages: int, timeout: float) -> list[InMemoryDelivery]:  # the port waits up to timeout
         """Due deliveries in sequence order, waiting up to ``timeout`` for new ones."""
         batch = self._take(max_messages)
         if batch or timeout <= 0:

@@ -73,7 +73,7 @@ class RolloutDelivery(Protocol):
 class RolloutSource(Protocol):
     """Where sealed trajectories come from (a durable pull consumer, or a fake)."""
 
-    async def fetch(self, max_messages: int, timeout: float) -> list[RolloutDelivery]:  # noqa: ASYNC109 - the port waits up to timeout
+    async def fetch(self, max_messages: int, timeout: float) -> list[RolloutDelivery]:  # the port waits up to timeout
         """Up to ``max_messages`` deliveries; an empty list when none came in ``timeout``."""
         ...
 

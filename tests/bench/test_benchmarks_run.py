@@ -56,7 +56,7 @@ def test_every_benchmark_script_has_a_small_run_here() -> None:
 @pytest.mark.parametrize("script", sorted(SMALL_RUNS))
 def test_benchmark_runs_to_its_ratio(script: str) -> None:
     """Each benchmark script's small run exits cleanly and prints its ratio and expected lines."""
-    done = subprocess.run(  # noqa: S603 - our own scripts
+    done = subprocess.run(  # our own scripts
         [sys.executable, f"bench/{script}", *SMALL_RUNS[script]],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )
@@ -73,7 +73,7 @@ def test_benchmark_runs_to_its_ratio(script: str) -> None:
 )
 def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: str, complaint: str) -> None:
     """The episode benchmark refuses an out-of-range option with exit 2, naming it, without a traceback."""
-    done = subprocess.run(  # noqa: S603 - our own script
+    done = subprocess.run(  # our own script
         [sys.executable, "bench/episode.py", option, value],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
@@ -83,7 +83,7 @@ def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: st
 
 def test_grading_benchmark_prints_its_figures() -> None:
     """bench/grading.py --quick prints agreement, errors, speed and p99 for both graders."""
-    done = subprocess.run(  # noqa: S603 - our own script
+    done = subprocess.run(  # our own script
         [sys.executable, "bench/grading.py", "--quick"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.timeout(900)
 def test_rl_loop_benchmark_prints_both_loops_and_their_ratio() -> None:
     """The RL loop benchmark prints both loops' phase shares and their step-time ratio."""
-    done = subprocess.run(  # noqa: S603 - our own script
+    done = subprocess.run(  # our own script
         [sys.executable, "bench/rl_loop.py", "--steps", "2", "--groups", "1", "--group-size", "2",
          "--max-tokens", "4"],
         cwd=ROOT, capture_output=True, text=True, timeout=850, check=False,
@@ -30,7 +30,7 @@ def test_rl_loop_benchmark_prints_both_loops_and_their_ratio() -> None:
 
 def test_rl_loop_benchmark_refuses_a_single_step() -> None:
     """The RL loop benchmark refuses --steps 1 with exit 2 and no traceback."""
-    done = subprocess.run(  # noqa: S603 - our own script
+    done = subprocess.run(  # our own script
         [sys.executable, "bench/rl_loop.py", "--steps", "1"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )

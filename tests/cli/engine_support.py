@@ -30,14 +30,14 @@ class FakeModel:
 
     def calls(self, model: str = "fake-model") -> int:
         """Chat completions asked of ``model`` so far."""
-        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/fake/stats", timeout=10) as reply:  # noqa: S310
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/fake/stats", timeout=10) as reply:
             return int(json.load(reply)["requests_by_model"].get(model, 0))
 
 
 @contextlib.contextmanager
 def fake_model_server(*flags: str) -> Iterator[FakeModel]:
     """The fake server as a process; ``flags`` are its own (``--latency-ms 5000``)."""
-    process = subprocess.Popen([sys.executable, "-m", "engine.models.fake_server", "--script", str(DEMO),  # noqa: S603
+    process = subprocess.Popen([sys.executable, "-m", "engine.models.fake_server", "--script", str(DEMO),
                                 *flags], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
@@ -55,7 +55,7 @@ def running_engine(data: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
     env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
     env.pop("APOLLO_NATS_URL", None)
     with log.open("wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "engine", "up", *args], cwd=ROOT, env=env,  # noqa: S603
+        process = subprocess.Popen([sys.executable, "-m", "engine", "up", *args], cwd=ROOT, env=env,
                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         deadline = time.monotonic() + START_S

@@ -15,7 +15,7 @@ def apollo(data: Path, *args: str) -> tuple[int, str, str]:
     """``apollo ARGS`` in a subprocess over the event log in ``data``: (exit code, stdout, stderr)."""
     env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
     env.pop("APOLLO_NATS_URL", None)
-    done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,  # noqa: S603
+    done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=100, check=False)
     return done.returncode, done.stdout, done.stderr
 

@@ -21,8 +21,8 @@ SHORT_AND_IMPATIENT = ("models:\n  policy:\n    timeout: 2\n    max_retries: 2\n
 
 def _plan(url: str, *faults: str) -> None:
     body = json.dumps({"plan": list(faults)}).encode()
-    request = urllib.request.Request(url.removesuffix("/v1") + "/fake/plan", data=body, method="POST")  # noqa: S310
-    with urllib.request.urlopen(request, timeout=10):  # noqa: S310
+    request = urllib.request.Request(url.removesuffix("/v1") + "/fake/plan", data=body, method="POST")
+    with urllib.request.urlopen(request, timeout=10):
         pass
 
 

@@ -31,7 +31,7 @@ def _interrupted_solve(data: Path, model: FakeModel, run_id: str) -> None:
     """`apollo solve` against a slow model, stopped with Ctrl-C while its first call waits."""
     env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
     env.pop("APOLLO_NATS_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "engine", "solve", "What is 2+3?", "--answer", "5",  # noqa: S603
+    process = subprocess.Popen([sys.executable, "-m", "engine", "solve", "What is 2+3?", "--answer", "5",
                                 "--model", "fake-model", "--model-url", model.url, "--no-probe", "--run-id", run_id],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                start_new_session=True)

@@ -36,7 +36,7 @@ def test_runs_into_a_reader_that_stopped_reading_ends_quietly(two_runs: Path) ->
     read, write = os.pipe()
     os.close(read)  # the reader is gone before apollo writes anything
     try:
-        done = subprocess.run([sys.executable, "-m", "engine", "runs"], cwd=ROOT, env=env, stdout=write,  # noqa: S603
+        done = subprocess.run([sys.executable, "-m", "engine", "runs"], cwd=ROOT, env=env, stdout=write,
                               stderr=subprocess.PIPE, text=True, timeout=100, check=False)
     finally:
         os.close(write)

@@ -174,14 +174,14 @@ def test_headless_chromium_renders_every_plot(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_report(report_data(_results(), _rounds(), _training())), encoding="utf-8")
     command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    dom = subprocess.run([*command, "--dump-dom", page.as_uri()],  # noqa: S603 - fixed arguments
+    dom = subprocess.run([*command, "--dump-dom", page.as_uri()],  # fixed arguments
                          capture_output=True, text=True, timeout=60, check=False)
     assert dom.returncode == 0, dom.stderr[-2000:]
     for name in PLOTS:
         section = dom.stdout.split(f'data-plot="{name}"')[1].split("</section>")[0]
         assert "<svg" in section and "<path" in section, name
     shot = tmp_path / "shot.png"
-    done = subprocess.run([*command, f"--screenshot={shot}", "--window-size=1000,2800", page.as_uri()],  # noqa: S603
+    done = subprocess.run([*command, f"--screenshot={shot}", "--window-size=1000,2800", page.as_uri()],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     pixels = imread(str(shot))[:, :, :3]

@@ -22,7 +22,7 @@ def _up_again(data: Path) -> tuple[int, str]:
     """`apollo up` once more; a process still running after the bound has joined (killed, code None)."""
     env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
     env.pop("APOLLO_NATS_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "engine", "up"], cwd=ROOT, env=env,  # noqa: S603
+    process = subprocess.Popen([sys.executable, "-m", "engine", "up"], cwd=ROOT, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _, err = process.communicate(timeout=45)

@@ -134,7 +134,7 @@ async def test_submitting_opens_a_new_run_and_resubmitting_is_deduplicated(event
     assert len(await event_log.read_run("r-s")) == 1
 
 
-async def _pull_all(queue, count: int) -> list:  # noqa: ANN001 - either log's work queue
+async def _pull_all(queue, count: int) -> list:  # either log's work queue
     got: list = []
     for _ in range(20):
         got += await queue.pull(count - len(got), 1.0)

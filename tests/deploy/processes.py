@@ -84,13 +84,13 @@ def spawn_worker(
         args += ["--config", str(config)]
     args += ["worker", "--concurrency", str(concurrency)]
     with output.open("wb") as sink:
-        process = subprocess.Popen(  # noqa: S603 - our own module
+        process = subprocess.Popen(  # our own module
             args, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
     return Worker(name, process, output)
 
 
-async def wait_pulling(js: Any, workers: int, *, stream: str = "APOLLO", timeout: float = 60.0) -> None:  # noqa: ASYNC109 - a per-request network timeout
+async def wait_pulling(js: Any, workers: int, *, stream: str = "APOLLO", timeout: float = 60.0) -> None:
     """Until the work consumer has pull requests from at least ``workers`` clients."""
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
@@ -114,7 +114,7 @@ async def submit(log: Any, run_ids: list[str], question: str = "What is 2 + 2?")
         await log.append(submission(run_id, question, ground_truth="4"))
 
 
-async def wait_finished(log: Any, run_ids: list[str], *, timeout: float = 90.0) -> None:  # noqa: ASYNC109 - a per-request network timeout
+async def wait_finished(log: Any, run_ids: list[str], *, timeout: float = 90.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     pending = set(run_ids)
     while pending and asyncio.get_running_loop().time() < deadline:

@@ -22,7 +22,7 @@ from tests.engine.test_dispatcher import _has, drain, fast, routes
 
 def _get(url: str) -> tuple[int, str, str]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback test server
+        with urllib.request.urlopen(url, timeout=5) as response:  # loopback test server
             return response.status, response.headers["Content-Type"], response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers["Content-Type"], exc.read().decode()
@@ -138,7 +138,7 @@ async def test_a_metrics_port_in_use_is_one_error_naming_it() -> None:
     from engine.runtime.worker_metrics import exposed
 
     holder = socket.socket()
-    holder.bind(("0.0.0.0", 0))  # noqa: S104 - where the metrics server binds
+    holder.bind(("0.0.0.0", 0))  # where the metrics server binds
     holder.listen()
     port = holder.getsockname()[1]
     try:

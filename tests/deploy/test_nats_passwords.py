@@ -38,7 +38,7 @@ def _start(tmp_path: Path, passwords: dict[str, str]) -> tuple[subprocess.Popen[
     shutil.copy(AUTH, tmp_path / "auth.conf")  # nats-server resolves includes relative to the config
     config.write_text(f"listen: 127.0.0.1:{port}\ninclude ./auth.conf\n")
     env = {**os.environ, **passwords}
-    process = subprocess.Popen([str(find_server_binary()), "-c", str(config)], env=env,  # noqa: S603
+    process = subprocess.Popen([str(find_server_binary()), "-c", str(config)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for _ in range(100):
         if process.poll() is not None:

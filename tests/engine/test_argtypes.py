@@ -27,7 +27,7 @@ def test_whole_numbers_in_range_are_accepted(text: str, expected: int) -> None:
         (whole_number(1, 50), "0", "must be between 1 and 50, not 0"),
     ],
 )
-def test_bad_whole_numbers_are_refused_with_the_reason(convert, text: str, message: str) -> None:  # noqa: ANN001
+def test_bad_whole_numbers_are_refused_with_the_reason(convert, text: str, message: str) -> None:
     """Malformed or out-of-range whole numbers are refused with the reason."""
     with pytest.raises(argparse.ArgumentTypeError, match=message.replace("(", r"\(")):
         convert(text)

@@ -199,7 +199,7 @@ def test_doctor_accepts_an_open_loopback_server():
 
 def test_doctor_warns_about_an_open_server_reached_over_loopback_but_listening_on_all_interfaces():
     """Reached via 127.0.0.1 but listening on 0.0.0.0 (its INFO host), an anonymous server is still flagged."""
-    check = security_check("nats://127.0.0.1:4333", {"host": "0.0.0.0"}, ClientSecurity(), encrypted=False)  # noqa: S104
+    check = security_check("nats://127.0.0.1:4333", {"host": "0.0.0.0"}, ClientSecurity(), encrypted=False)
     assert check.status == "warn"
     assert "127.0.0.1 (listening on 0.0.0.0) accepts ANONYMOUS clients" in check.detail
 
@@ -253,7 +253,7 @@ def test_apollo_submit_with_bad_nats_variables_ends_with_one_line(tmp_path: Path
 
     from tests.deploy.processes import REPO
 
-    done = subprocess.run(  # noqa: S603 - our own module
+    done = subprocess.run(  # our own module
         [sys.executable, "-m", "engine", "submit", "What is 2 + 2?"], cwd=REPO, capture_output=True, text=True,
         env={**os.environ, "APOLLO_DATA_DIR": str(tmp_path), "APOLLO_NATS_URL": "nats://127.0.0.1:9", **env},
         timeout=60, check=False,

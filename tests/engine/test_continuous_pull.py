@@ -13,7 +13,7 @@ from engine.nats.server import NatsServerProcess
 from engine.testing.event_builders import submitted
 
 
-async def _pull_until(queue, count: int, seconds: float) -> list:  # noqa: ANN001
+async def _pull_until(queue, count: int, seconds: float) -> list:
     got: list = []
     deadline = asyncio.get_running_loop().time() + seconds
     while len(got) < count and asyncio.get_running_loop().time() < deadline:

@@ -79,11 +79,11 @@ async def test_a_decision_taken_ahead_is_not_taken_again_on_delivery() -> None:
 class WithheldRunStarted(InMemoryEventLog):
     """A log whose work queue never hands out RunStarted (acked unseen), to show who decided."""
 
-    async def work_queue(self, consumer: str):  # noqa: ANN201 - the memory queue's type is private
+    async def work_queue(self, consumer: str):  # the memory queue's type is private
         queue = await super().work_queue(consumer)
         pull = queue.pull
 
-        async def pull_without_run_started(batch: int, timeout: float):  # noqa: ANN202
+        async def pull_without_run_started(batch: int, timeout: float):
             kept = []
             for delivery in await pull(batch, timeout):
                 if delivery.subject.endswith(".run.started"):
@@ -147,8 +147,8 @@ async def test_an_input_is_acked_before_deciding_ahead_and_its_outputs_delivery_
     dispatcher = Dispatcher(log, flow.routes(), Services(), fast())
     acked_when_deciding: list[set[int]] = []
 
-    async def broken_decide_ahead(appended, depth: int = 0) -> None:  # noqa: ANN001
-        acked_when_deciding.append(set(log._consumers["apollo-workers"].acked))  # noqa: SLF001
+    async def broken_decide_ahead(appended, depth: int = 0) -> None:
+        acked_when_deciding.append(set(log._consumers["apollo-workers"].acked))
         raise RuntimeError("worker trouble while deciding ahead")
 
     dispatcher._decide_ahead = broken_decide_ahead  # type: ignore[method-assign]

@@ -15,7 +15,7 @@ from engine.runtime.engine_state import STATE_FILE, live_engine_url, read_state,
 
 def _dead_pid() -> int:
     """The id of a process that has ended (and been reaped)."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])  # noqa: S603 - our own interpreter
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # our own interpreter
     child.wait()
     return child.pid
 

@@ -44,7 +44,7 @@ class Flow:
         ]
 
 
-async def _until(condition, dispatcher: Dispatcher) -> None:  # noqa: ANN001 - an async predicate
+async def _until(condition, dispatcher: Dispatcher) -> None:  # an async predicate
     for _ in range(400):
         if await condition():
             await asyncio.sleep(0.1)  # the last deliveries, endings included, are handled too

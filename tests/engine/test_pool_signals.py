@@ -12,8 +12,8 @@ from engine.grading.pool import ProcessPoolGrader
 
 
 def _pool_processes(grader: ProcessPoolGrader) -> list[int]:
-    executor = grader._current_pool().executor  # noqa: SLF001 - the processes under test
-    return [process.pid for process in (executor._processes or {}).values()]  # noqa: SLF001
+    executor = grader._current_pool().executor  # the processes under test
+    return [process.pid for process in (executor._processes or {}).values()]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(code: str) -> str:
-    done = subprocess.run(  # noqa: S603 - our own snippet
+    done = subprocess.run(  # our own snippet
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )

@@ -14,7 +14,7 @@ from engine.nats.server import NatsServerProcess
 from engine.testing.event_builders import submitted
 
 
-async def _never_answer(msg) -> None:  # noqa: ANN001 - nats callback
+async def _never_answer(msg) -> None:  # nats callback
     del msg
 
 
@@ -68,7 +68,7 @@ async def test_a_garbage_acknowledgement_is_a_clear_refusal(nats_server: NatsSer
     """A garbage acknowledgement reply is a clear PublishRefused naming the acknowledgement."""
     nc = await nats.connect(nats_server.url)
     try:
-        async def answer(msg) -> None:  # noqa: ANN001 - nats callback
+        async def answer(msg) -> None:  # nats callback
             await msg.respond(reply)
 
         await nc.subscribe("garbage.acks", cb=answer)

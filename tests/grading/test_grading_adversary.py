@@ -39,7 +39,7 @@ def _all(name: str, gold: str) -> set[str]:
 
 
 @pytest.mark.parametrize("operator", operators(), ids=lambda op: op.name)
-def test_no_mutant_contradicts_its_kind_by_the_adversarys_own_evaluator(operator) -> None:  # noqa: ANN001
+def test_no_mutant_contradicts_its_kind_by_the_adversarys_own_evaluator(operator) -> None:
     """Changing mutants never evaluate equal to the gold; preserving ones never clearly differ.
 
     ``f(0)`` is left out: the evaluator reads a letter before a parenthesis as a product; so are

@@ -38,7 +38,7 @@ def _alive(pid: int) -> bool:
 
 def test_pool_workers_end_when_their_owner_is_killed() -> None:
     """Grading pool workers exit when the process that owns them is killed."""
-    owner = subprocess.Popen([sys.executable, "-c", OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # noqa: S603
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         line = owner.stdout.readline() if owner.stdout else ""
         workers = json.loads(line)["workers"]

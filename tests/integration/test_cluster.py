@@ -52,7 +52,7 @@ def cluster(tmp_path: Path) -> Iterator[list[NatsServerProcess]]:
             node.stop()
 
 
-async def _connect_when_ready(url: str, timeout: float = 60.0) -> JetStreamEventLog:  # noqa: ASYNC109 - a per-request network timeout
+async def _connect_when_ready(url: str, timeout: float = 60.0) -> JetStreamEventLog:
     """The stream can be created once the cluster has elected a meta leader."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

@@ -110,20 +110,20 @@ async def test_the_same_output_appended_by_two_workers_at_once_is_one_event(clus
     finally:
         for log in logs:
             await log.close()
-    print(f"'duplicate message id is in process' answers absorbed: {len(refusals)}")  # noqa: T201 - shown with -s
+    print(f"'duplicate message id is in process' answers absorbed: {len(refusals)}")  # shown with -s
 
 
 def _apollo_submit(url: str, run_id: str, folder: Path) -> subprocess.CompletedProcess[str]:
     """`apollo submit` as an operator runs it, in its own process."""
     env = {**os.environ, "APOLLO_DATA_DIR": str(folder / "cli")}
-    return subprocess.run(  # noqa: S603 - our own module
+    return subprocess.run(  # our own module
         [sys.executable, "-m", "engine", "--nats-url", url, "submit", QUESTION, "--answer", "42", "--run-id", run_id],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
 
 
 def _count_refusals(log: JetStreamEventLog, refusals: list[int]) -> None:
-    publisher = log._publisher  # noqa: SLF001 - observing the server's answers
+    publisher = log._publisher  # observing the server's answers
     publish = publisher.publish
 
     async def counted(subject: str, data: bytes, headers: dict[str, str] | None) -> tuple[int, bool]:

@@ -96,7 +96,7 @@ def operator_server(tmp_path: Path) -> Iterator[OperatorServer]:
         "}\n"
         f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n'
     )
-    process = subprocess.Popen(  # noqa: S603 - the pinned nats-server binary
+    process = subprocess.Popen(  # the pinned nats-server binary
         [str(find_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

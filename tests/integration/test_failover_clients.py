@@ -79,7 +79,7 @@ async def test_a_client_on_a_server_without_the_stream_says_how_to_create_it(nat
         await nc.close()
 
 
-async def _streams(nc):  # noqa: ANN001, ANN202 - a small async generator over stream infos
+async def _streams(nc):  # a small async generator over stream infos
     for info in await nc.jetstream().streams_info():
         yield info
 
@@ -166,7 +166,7 @@ def test_a_wrapped_timeout_counts_as_a_failover() -> None:
 class _InProcessTwice:
     """A publisher that answers 'duplicate message id is in process' twice, then passes through."""
 
-    def __init__(self, real) -> None:  # noqa: ANN001 - the log's StreamPublisher
+    def __init__(self, real) -> None:  # the log's StreamPublisher
         self.real = real
         self.refusals = 2
 
@@ -184,10 +184,10 @@ async def test_duplicate_message_id_in_process_is_asked_again_not_failed(jetstre
     """Err 10158: the append asks again until the other append settles, and reports the duplicate."""
     event = submitted("r-dup")
     first = await jetstream_log.append(event)
-    jetstream_log._publisher = _InProcessTwice(jetstream_log._publisher)  # noqa: SLF001 - fault injection
+    jetstream_log._publisher = _InProcessTwice(jetstream_log._publisher)  # fault injection
     again = await jetstream_log.append(event)
     assert again.duplicate and again.seq == first.seq
-    assert jetstream_log._publisher.refusals == 0  # noqa: SLF001
+    assert jetstream_log._publisher.refusals == 0
 
 
 async def test_a_lost_server_is_one_log_line_per_reconnect_attempt_and_no_traceback(tmp_path, capfd) -> None:
@@ -198,7 +198,7 @@ async def test_a_lost_server_is_one_log_line_per_reconnect_attempt_and_no_traceb
     try:
         server.kill()
         await asyncio.sleep(2.5)  # reconnect attempts every 0.5 s meanwhile
-        attempts = sum(s.reconnects for s in log.nc._server_pool)  # noqa: SLF001 - nats-py's own count
+        attempts = sum(s.reconnects for s in log.nc._server_pool)  # nats-py's own count
     finally:
         await log.close()
         structlog.reset_defaults()  # this test's JSON logging stays with this test

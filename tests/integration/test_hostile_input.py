@@ -126,7 +126,7 @@ async def _dispatch_until(log: Any, condition: Any, *, model: Any = None, observ
         await asyncio.wait_for(task, 15)
 
 
-def GatedModelOpen() -> GatedModel:  # noqa: N802 - reads as the model it returns
+def GatedModelOpen() -> GatedModel:  # reads as the model it returns
     """A GatedModel that never holds a call."""
     model = GatedModel()
     model.release.set()

@@ -47,7 +47,7 @@ def _as_a_foreground_job() -> None:
 async def _start(args: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "engine", *args, env=env, cwd=ROOT, start_new_session=True,
-        preexec_fn=_as_a_foreground_job,  # noqa: PLW1509 - the test's own child
+        preexec_fn=_as_a_foreground_job,  # the test's own child
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
 
@@ -218,7 +218,7 @@ async def test_a_background_solve_ends_cleanly_on_hangup_or_sigterm(signum: sign
         env = _env(tmp_path, APOLLO_MODEL="fake-model", APOLLO_MODEL_URL=model.base_url)
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "engine", "solve", "--from-dataset", str(GSM8K), env=env, cwd=ROOT,
-            start_new_session=True, preexec_fn=_ignore_ctrl_c,  # noqa: PLW1509 - the test's own child
+            start_new_session=True, preexec_fn=_ignore_ctrl_c,  # the test's own child
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         seen: list[str] = []

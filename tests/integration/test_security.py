@@ -66,7 +66,7 @@ def test_a_shipped_config_without_role_passwords_does_not_start(tmp_path: Path, 
     tls = make_tls_files(tmp_path / "tls")
     config = shipped_config(name, tmp_path / "conf", tls)
     env = {k: v for k, v in os.environ.items() if not k.startswith("APOLLO_NATS_")}
-    checked = subprocess.run(  # noqa: S603 - the pinned nats-server
+    checked = subprocess.run(  # the pinned nats-server
         [str(find_server_binary()), "-t", "-c", str(config)], env=env, capture_output=True, text=True, check=False
     )
     assert checked.returncode != 0
@@ -172,7 +172,7 @@ async def test_a_trainer_consumes_sealed_trajectories_but_cannot_submit(server, 
         delivered = await source.fetch(4, timeout=5)
         assert [d.event.event_id for d in delivered] == [sealed.event_id]
         await delivered[0].ack()
-        nc._error_cb = _collect(refused)  # noqa: SLF001 - observe the server's refusal
+        nc._error_cb = _collect(refused)  # observe the server's refusal
         await nc.publish(subject_for_tag(new_run_id(), "problem.submitted"), b"{}")
         await nc.flush()
         await _until(lambda: refused)
@@ -285,7 +285,7 @@ async def test_doctor_reports_an_authenticated_encrypted_connection(server, admi
 
 def _apollo(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """One `apollo` command in its own process, as a user runs it."""
-    return subprocess.run(  # noqa: S603 - our own module
+    return subprocess.run(  # our own module
         [sys.executable, "-m", "engine", *args], cwd=REPO, env=env, capture_output=True, text=True,
         timeout=60, check=False,
     )
@@ -298,7 +298,7 @@ def _collect(into: list[BaseException]):
     return on_error
 
 
-async def _until(condition, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a test's bound
+async def _until(condition, timeout: float = 5.0) -> None:  # a test's bound
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
@@ -328,7 +328,7 @@ def _routes_of(http_port: int) -> set[str]:
     import json
     import urllib.request
 
-    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/routez", timeout=2) as answer:  # noqa: S310 - loopback monitor
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/routez", timeout=2) as answer:  # loopback monitor
         return {route["remote_name"] for route in json.loads(answer.read())["routes"]}
 
 
@@ -343,7 +343,7 @@ async def test_cluster_routes_need_the_route_certificate(tmp_path: Path):
     configs.append(_cluster_node(tmp_path, tls, 4, ports, route_cert=(tls.server_cert, tls.server_key)))
     env = {**os.environ, **role_passwords()}
     processes = [
-        subprocess.Popen(  # noqa: S603, ASYNC220 - the pinned nats-server, started once
+        subprocess.Popen(  # noqa: ASYNC220 - the pinned nats-server, started once
             [str(find_server_binary()), "-c", str(config), "-l", str(config.with_suffix(".log"))],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -414,7 +414,7 @@ async def test_an_nkey_user_connects_with_its_seed_file_and_another_seed_is_refu
         f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: \"{tmp_path / 'store'}\" }}\n"
         f"authorization {{ users: [ {{nkey: {public}}} ] }}\n"
     )
-    process = subprocess.Popen(  # noqa: S603, ASYNC220 - the pinned nats-server, started once
+    process = subprocess.Popen(  # noqa: ASYNC220 - the pinned nats-server, started once
         [str(find_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"nats://127.0.0.1:{port}"

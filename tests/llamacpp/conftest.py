@@ -51,7 +51,7 @@ def start_server(log: Path, *, parallel: int = 2) -> LlamaServer:
     command = [sys.executable, "-m", "engine", "model", "serve", str(gguf), "--port", "0", "--alias", ALIAS,
                "--ctx", str(CTX), "--parallel", str(parallel), "--threads", "2"]
     with log.open("w") as err:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)  # noqa: S603
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
     assert process.stdout is not None
     url = process.stdout.readline().strip()
     said = process.stdout.readline().strip()
@@ -61,7 +61,7 @@ def start_server(log: Path, *, parallel: int = 2) -> LlamaServer:
     deadline = time.monotonic() + START_S
     while True:
         try:
-            with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=2) as reply:  # noqa: S310
+            with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=2) as reply:
                 if reply.status == 200:
                     return LlamaServer(url, process, said)
         except OSError:

@@ -163,7 +163,7 @@ def test_a_negative_jitter_is_refused_by_the_server_and_its_cli() -> None:
     """A negative jitter is an error with a message, never a silently fixed wait."""
     with pytest.raises(ValueError, match="jitter must be 0 ms or more"):
         FakeOpenAIServer(latency_ms=50, jitter_ms=-1)
-    done = subprocess.run(  # noqa: S603 - our own module
+    done = subprocess.run(  # our own module
         [sys.executable, "-m", "engine.models.fake_server", "--latency-ms", "50", "--jitter-ms", "-5"],
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
@@ -178,7 +178,7 @@ def test_a_negative_jitter_is_refused_by_the_server_and_its_cli() -> None:
 )
 def test_cli_refuses_a_bad_port_or_context_with_a_message(option: str, value: str, complaint: str) -> None:
     """A port out of range or a context below one token is a usage error, not a traceback."""
-    done = subprocess.run(  # noqa: S603 - our own module
+    done = subprocess.run(  # our own module
         [sys.executable, "-m", "engine.models.fake_server", option, value],
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )

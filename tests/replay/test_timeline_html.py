@@ -58,7 +58,7 @@ def test_headless_chromium_renders_the_steps(tmp_path: Path) -> None:
     """Headless Chromium loads the page offline and its DOM holds every step."""
     page = tmp_path / "timeline.html"
     page.write_text(render_html([golden("good_invalid_code_answer")]), encoding="utf-8")
-    result = subprocess.run(  # noqa: S603 - fixed arguments
+    result = subprocess.run(  # fixed arguments
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=60, check=False,
     )

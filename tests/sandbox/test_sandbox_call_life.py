@@ -124,7 +124,7 @@ async def test_nasty_calls_never_exhaust_the_uid_pool(small_box: PythonSandbox) 
     assert {o.run_status for o in outcomes} == {"Timeout"}
     ok = await asyncio.wait_for(small_box.run("print(6 * 7)"), 60)
     assert ok.stdout == "42\n", ok
-    assert small_box._uids.qsize() == pool_size(small_box)  # noqa: SLF001
+    assert small_box._uids.qsize() == pool_size(small_box)
 
 
 @ASYNC
@@ -132,7 +132,7 @@ async def test_every_uid_comes_back_after_each_kind_of_call(small_box: PythonSan
     """After ok, failing, timed-out and orphaning calls the uid pool is full again."""
     for code in ("print(1)", "raise ValueError", "while True: pass", ORPHAN_WITH_CLOSED_PIPES):
         await small_box.run(code, timeout=1)
-        assert small_box._uids.qsize() == pool_size(small_box)  # noqa: SLF001
+        assert small_box._uids.qsize() == pool_size(small_box)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ async def test_a_call_returns_only_after_its_whole_tree_is_gone(sandbox: PythonS
     assert outcome.ok, outcome
     uid = int(outcome.stdout)
     assert uid_processes(uid) == []
-    cgroups = sandbox._cgroups  # noqa: SLF001
+    cgroups = sandbox._cgroups
     for entry in os.listdir(cgroups.root) if cgroups is not None else []:
         if entry.startswith(f"w{uid}-"):  # at most the init, exiting as root, is left
             with open(os.path.join(cgroups.root, entry, "cgroup.procs")) as f:  # noqa: ASYNC230
@@ -205,13 +205,13 @@ async def test_a_uid_whose_processes_may_live_is_retired(small_box: PythonSandbo
 
     from engine.sandbox.sandbox import _Worker
 
-    uids = small_box._uids  # noqa: SLF001
+    uids = small_box._uids
     free = uids.qsize()
     uid = await uids.get()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     theirs.close()
     stuck = _Worker(-1, -1, -1, ours, -1, uid, {})
-    small_box._release(stuck, gone=False)  # noqa: SLF001
+    small_box._release(stuck, gone=False)
     back = [uids.get_nowait() for _ in range(uids.qsize())]
     for value in back:
         uids.put_nowait(value)

@@ -129,7 +129,7 @@ async def test_an_attacker_stays_under_the_call_cap(capped: PythonSandbox, name:
 async def test_the_cgroup_is_used_when_the_machine_allows_it(capped: PythonSandbox) -> None:
     """The worker reports its memory cgroup as applied exactly when the host found one."""
     applied = capped.protections()["memory_cgroup"]
-    assert (applied is True) == (capped._cgroups is not None)  # noqa: SLF001
+    assert (applied is True) == (capped._cgroups is not None)
 
 
 @ASYNC

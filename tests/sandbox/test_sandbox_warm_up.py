@@ -14,9 +14,9 @@ async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> No
     """A sandbox warmed up in the background is ready and serves the first call."""
     tool = SandboxedPython()
     tool.start_in_background()
-    assert tool._warming is not None  # noqa: SLF001 - the warm-up under way
-    await asyncio.wait_for(asyncio.shield(tool._warming), 60)  # noqa: SLF001
-    assert tool._tool is not None  # noqa: SLF001 - started without any call
+    assert tool._warming is not None  # the warm-up under way
+    await asyncio.wait_for(asyncio.shield(tool._warming), 60)
+    assert tool._tool is not None  # started without any call
     try:
         result = await tool.run("print(6 * 7)", {})
         assert json.loads(result.text)["result"] == "42\n"
@@ -30,14 +30,14 @@ async def test_closing_during_the_warm_up_stops_it_without_errors() -> None:
     tool.start_in_background()
     await asyncio.sleep(0.05)
     await tool.close()
-    assert tool._warming is not None and tool._warming.done()  # noqa: SLF001
+    assert tool._warming is not None and tool._warming.done()
 
 
 def test_without_a_running_loop_the_warm_up_waits_for_the_first_call() -> None:
     """Without a running event loop, the background warm-up is deferred to the first call."""
     tool = SandboxedPython()
     tool.start_in_background()
-    assert tool._warming is None  # noqa: SLF001
+    assert tool._warming is None
 
 
 async def test_services_warm_the_sandbox_only_when_python_is_enabled() -> None:
@@ -50,7 +50,7 @@ async def test_services_warm_the_sandbox_only_when_python_is_enabled() -> None:
         services, closers = build_services(settings)
         try:
             python = services.tools.tools["python_code"]
-            assert (python._warming is not None) is enabled  # noqa: SLF001
+            assert (python._warming is not None) is enabled
         finally:
             for close in reversed(closers):
                 result = close()
@@ -66,7 +66,7 @@ async def test_services_warm_the_sandbox_when_only_the_verifiers_use_python() ->
     })
     services, closers = build_services(settings)
     try:
-        assert services.tools.tools["python_code"]._warming is not None  # noqa: SLF001
+        assert services.tools.tools["python_code"]._warming is not None
     finally:
         for close in reversed(closers):
             result = close()

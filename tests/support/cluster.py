@@ -29,7 +29,7 @@ def cluster_url(nodes: list[NatsServerProcess]) -> str:
     return ",".join(node.url for node in nodes)
 
 
-async def connect_when_ready(url: str, timeout: float = 60.0, **options: object) -> JetStreamEventLog:  # noqa: ASYNC109 - a per-request network timeout
+async def connect_when_ready(url: str, timeout: float = 60.0, **options: object) -> JetStreamEventLog:
     """Apply the definitions with 3 replicas once the cluster has elected a meta leader."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

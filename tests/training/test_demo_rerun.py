@@ -34,7 +34,7 @@ def test_a_finished_demo_run_again_trains_nothing_and_says_so(tmp_path: Path) ->
         pytest.skip(str(exc))
     out = tmp_path / "demo"
     _finished_demo(out, 2)
-    done = subprocess.run([sys.executable, "-m", "engine", "train", "--demo", "--steps", "2", "--out", str(out)],  # noqa: S603
+    done = subprocess.run([sys.executable, "-m", "engine", "train", "--demo", "--steps", "2", "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     first = done.stdout.splitlines()[0]

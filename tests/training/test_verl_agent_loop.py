@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("verl.experimental.agent_loop")
 
-from engine.nats.jetstream import JetStreamEventLog  # noqa: E402
-from engine.training.verl_loop.bridge import close_bridges  # noqa: E402
-from events.model import ModelResponded  # noqa: E402
-from events.run import ProblemSubmitted  # noqa: E402
-from replay.verify import verify_run  # noqa: E402
-from tests.training.verl_fakes import (  # noqa: E402
+from engine.nats.jetstream import JetStreamEventLog
+from engine.training.verl_loop.bridge import close_bridges
+from events.model import ModelResponded
+from events.run import ProblemSubmitted
+from replay.verify import verify_run
+from tests.training.verl_fakes import (
     ScriptedServer,
     batch_of,
     loops_file,

@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("verl.experimental.agent_loop")
 
-from engine.training.verl_loop.bridge import EngineUnreachable, close_bridges  # noqa: E402
-from engine.training.verl_loop.masking import drop_masked  # noqa: E402
-from engine.training.verl_loop.sample import SampleError  # noqa: E402
-from events.model import ModelCallFailed  # noqa: E402
-from tests.training.test_verl_agent_loop import make_worker  # noqa: E402
-from tests.training.verl_fakes import ScriptedServer, batch_of, math_sample, smol_tokenizer_dir  # noqa: E402
+from engine.training.verl_loop.bridge import EngineUnreachable, close_bridges
+from engine.training.verl_loop.masking import drop_masked
+from engine.training.verl_loop.sample import SampleError
+from events.model import ModelCallFailed
+from tests.training.test_verl_agent_loop import make_worker
+from tests.training.verl_fakes import ScriptedServer, batch_of, math_sample, smol_tokenizer_dir
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
 

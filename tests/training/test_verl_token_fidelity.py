@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("verl.experimental.agent_loop")
 
-from events.model import ChatMessage, SamplingParams  # noqa: E402
-from tests.training.verl_fakes import ScriptedServer, smol_tokenizer_dir, verl_config  # noqa: E402
+from events.model import ChatMessage, SamplingParams
+from tests.training.verl_fakes import ScriptedServer, smol_tokenizer_dir, verl_config
 
 TOOL_CALL = '<tool_call>\n{"name": "calc", "arguments": {"expr": "6*7"}}\n</tool_call>'
 RULES = [(r"tool\s*\n\s*42", "The program printed 42, so the answer is \\boxed{42}."), (r"6 times 7", TOOL_CALL)]

@@ -15,10 +15,10 @@ from handlers.workflows import DEFAULT_WORKFLOW, RUN_SECTIONS, WORKFLOW_NAMES, W
 def _workflow_options(parser: argparse.ArgumentParser, path: str = "apollo") -> dict[str, argparse.Action]:
     """Every ``--workflow`` option of every (sub)command, by command path."""
     found: dict[str, argparse.Action] = {}
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps its actions here
+    for action in parser._actions:  # argparse keeps its actions here
         if "--workflow" in action.option_strings:
             found[path] = action
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - the subcommands
+        if isinstance(action, argparse._SubParsersAction):  # the subcommands
             for name, sub in action.choices.items():
                 found.update(_workflow_options(sub, f"{path} {name}"))
     return found
