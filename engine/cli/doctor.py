@@ -114,6 +114,7 @@ def render(checks: list[Check]) -> str:
 
 def check_passwords(settings: Settings, environ: dict[str, str] | None = None) -> list[Check]:
     """Role passwords in the environment (and this process's own) that nats-server would misread."""
+    # deferred: only the doctor's password check reads the rules
     from engine.cli.nats_passwords import CLIENT_VARIABLE, misread_passwords, misreading
 
     found = dict(misread_passwords(environ))
@@ -568,6 +569,7 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:
 
 async def _serves_unlisted(base_url: str, model: str, api_key: str, timeout: float) -> bool:
     """Whether a server that does not list ``model`` answers a one-token request for it (llama.cpp does)."""
+    # deferred: only a model name the server does not list is probed
     from engine.models.probe import ProbeFailed, probe_endpoint
 
     try:

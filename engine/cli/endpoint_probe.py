@@ -72,6 +72,7 @@ async def probe_run_endpoints(run: Mapping[str, Any], workflow: str, settings: S
 
 def _fit_max_tokens(run: Mapping[str, Any], endpoint: tuple[str, str], context: int) -> None:
     """Lower, in the run settings, each ``max_tokens`` of this endpoint that its server cannot give."""
+    # deferred: only a server that says its context is fitted
     from engine.models.server_context import fitted_max_tokens
 
     for spec in _model_specs(run):
@@ -115,6 +116,7 @@ async def fit_settings_to_servers(settings: Settings) -> Settings:
     unchanged where no server says its context."""
     import msgspec
 
+    # deferred: validating and asking the server happen only when a probe runs
     from engine.config.settings import validate
     from engine.models.server_context import server_context
 

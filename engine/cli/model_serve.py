@@ -39,6 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    # deferred: xllamacpp loads llama.cpp, only for this command
     from engine.models.llamacpp_server import ServeOptions, default_alias, start
 
     gguf = Path(args.gguf) if args.gguf else _demo_model()
@@ -60,6 +61,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _demo_model() -> Path:
+    # deferred: the demo model's package, only when no GGUF is given
     from engine.training.model_package import ModelPackageMissing, gguf_path
 
     try:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 import pytest_asyncio
+from conftest import run_cli  # this folder's conftest (a module name every folder's conftest shares)
 
 from engine.sandbox import PythonSandbox, SandboxConfig
 
@@ -195,8 +196,6 @@ def test_seccomp_refuses_unknown_architectures(monkeypatch: pytest.MonkeyPatch) 
 
 def test_cli_runs_cannot_pass_keys_or_sysv_objects() -> None:
     """Two `apollo sandbox run` processes: the first plants, the second finds nothing."""
-    from conftest import run_cli
-
     planted = run_cli(PRELUDE + PLANT["keyrings"] + PLANT["sysv"])
     assert planted.returncode == 0, planted.stderr
     assert "EPERM" in planted.stdout
