@@ -29,17 +29,14 @@ from typing import Final
 
 from engine.runtime.processes import alive
 from handlers.grading import GRADING_MODES, grade_answer
-from handlers.grading.dispatch import run_grader
-from handlers.grading.registry import BUILTIN_GRADERS, GraderSpec
+from handlers.grading.dispatch import POOLED_SPECS, run_grader
+from handlers.grading.registry import GraderSpec
 from handlers.ports import Grade
 
 DEFAULT_TIMEOUT_S: Final = 10.0
 DEFAULT_MEMORY_LIMIT: Final = 3 * 1024**3
 STARTUP_TIMEOUT_S: Final = 120.0
 _SLOT_POLL_S: Final = 0.005
-
-_POOLED = {spec.name: spec for spec in BUILTIN_GRADERS if spec.pooled}
-"""The built-in graders this pool runs when a caller names one by its mode."""
 
 
 class _Pool:
@@ -97,7 +94,7 @@ class ProcessPoolGrader:
             RuntimeError: the grader is closed.
         """
         if spec is None:
-            spec = _POOLED.get(mode)
+            spec = POOLED_SPECS.get(mode)
         if spec is None:
             msg = f"unknown grading mode {mode!r}; expected one of {', '.join(GRADING_MODES)}"
             raise ValueError(msg)

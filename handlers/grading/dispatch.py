@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from handlers.grading.registry import BUILTIN_GRADERS, POOLED_GRADERS
 from handlers.ports import Grade
@@ -11,7 +13,8 @@ from handlers.ports import Grade
 GRADING_MODES: Final[tuple[str, ...]] = POOLED_GRADERS
 """The names ``grade_answer`` takes: the built-in graders the grading pool runs."""
 DEFAULT_MODE: Final = "math"
-_BY_NAME: Final = {spec.name: spec for spec in BUILTIN_GRADERS if spec.pooled}
+POOLED_SPECS: Final = {spec.name: spec for spec in BUILTIN_GRADERS if spec.pooled}
+"""The pooled built-in graders by name: what ``grade_answer`` and the grading pool run."""
 
 
 def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE, *,
@@ -25,14 +28,14 @@ def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE
     Raises:
         ValueError: ``mode`` is not one of :data:`GRADING_MODES`.
     """
-    spec = _BY_NAME.get(mode)
+    spec = POOLED_SPECS.get(mode)
     if spec is None:
         msg = f"unknown grading mode {mode!r}; expected one of {', '.join(GRADING_MODES)}"
         raise ValueError(msg)
     return run_grader(spec.grade, answer or "", ground_truth, {}, numeric_tolerance=numeric_tolerance)
 
 
-def run_grader(grade: object, answer: str, ground_truth: str, metadata: dict, *,
+def run_grader(grade: Callable[..., Any], answer: str, ground_truth: str, metadata: dict, *,
                numeric_tolerance: float | None = None) -> Grade:
     """Call a pooled grader function, passing the grading settings it declares it reads.
 
@@ -40,12 +43,14 @@ def run_grader(grade: object, answer: str, ground_truth: str, metadata: dict, *,
     worker process; both travel by name.
     """
     if numeric_tolerance is not None and _reads_tolerance(grade):
-        return grade(answer, ground_truth, metadata, numeric_tolerance=numeric_tolerance)  # type: ignore[operator]
-    return grade(answer, ground_truth, metadata)  # type: ignore[operator]
+        return grade(answer, ground_truth, metadata, numeric_tolerance=numeric_tolerance)
+    return grade(answer, ground_truth, metadata)
 
 
-def _reads_tolerance(grade: object) -> bool:
+@functools.cache
+def _reads_tolerance(grade: Callable[..., Any]) -> bool:
+    """Whether ``grade`` takes ``numeric_tolerance`` (asked once per grader function)."""
     try:
-        return "numeric_tolerance" in inspect.signature(grade).parameters  # type: ignore[arg-type]
+        return "numeric_tolerance" in inspect.signature(grade).parameters
     except (TypeError, ValueError):
         return False

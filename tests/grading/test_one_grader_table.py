@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pickle
 
-from engine.grading.pool import _POOLED
 from handlers.grading import GRADING_MODES, grade_answer
+from handlers.grading.dispatch import POOLED_SPECS as _POOLED
 from handlers.grading.registry import BUILTIN_GRADERS
 from handlers.grading.version import BUILTIN_SOURCES
 
@@ -16,7 +16,7 @@ def test_the_grading_modes_are_the_pooled_graders_of_the_table() -> None:
 
 
 def test_the_pool_runs_the_table_s_own_functions() -> None:
-    """The pool's graders are the table's specs (not a second list of modes)."""
+    """The pool's (and grade_answer's) graders are the table's specs (not a second list of modes)."""
     assert {name: spec.grade for name, spec in _POOLED.items()} == {
         spec.name: spec.grade for spec in BUILTIN_GRADERS if spec.pooled}
 
