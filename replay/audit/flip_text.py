@@ -62,7 +62,9 @@ def _version(version: int | None) -> str:
 
 
 def _quote(text: str | None) -> str:
+    """The text as it was written, between quotes: a backslash is shown once, never escaped, so
+    ``x \\not= 42`` reads as the model wrote it."""
     if text is None:
         return "-"
     flat = " ".join(text.split())
-    return repr(flat if len(flat) <= _CLIP else flat[: _CLIP - 1] + "…")
+    return f"'{flat if len(flat) <= _CLIP else flat[: _CLIP - 1] + '…'}'"

@@ -84,3 +84,13 @@ def test_only_ground_truth_rewards_of_the_grades_episode_and_its_rounds_verifier
                _trained("r", 5, "r0.verifier.1")]
     assert [t.step for t in paid_from(grade, records)] == [1, 2]
     assert paid_from(_graded("r", 0.0), records) == []
+
+
+def test_a_flipped_answer_is_shown_as_the_model_wrote_it() -> None:
+    """LaTeX in a flipped answer keeps single backslashes: the report shows ``x \\not= 42``, not
+    an escaped Python literal a reader would have to decode."""
+    outcome = grade_outcome(_task(_graded("a", 1.0, "x \\not= 42")), 0.0, "regraded", _row("a"), [])
+    report = flip_report([outcome], grader="math", versions={"math": "v2"}, skipped={})
+    text = "\n".join(render_report(report))
+    assert "answer 'x \\not= 42'  gold '42'" in text
+    assert "\\\\" not in text
