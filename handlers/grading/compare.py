@@ -211,6 +211,9 @@ class Comparer:
         if "tuple" in kinds:
             if pred.kind == gold.kind == "tuple" and pred.brackets != gold.brackets:
                 return unequal(f"not equal: {pred.brackets} against {gold.brackets}")
+            if not (_names_in_order(pred) and _names_in_order(gold)):
+                return unequal("not equal: named values out of alphabetical order against an ordered tuple"
+                               " (y = 1, x = 2 is not (1, 2))")
             for p, g in zip(pred.items, gold.items, strict=True):
                 if not self.readings(p, g):
                     return unequal("not equal: in order, an item differs")
@@ -337,6 +340,16 @@ class Comparer:
             if not self.exactly_equal(p * first_g, g * first_p):
                 return unequal("not equal: different ratios")
         return Verdict(True, "equal: the same ratio")
+
+
+def _names_in_order(collection: Collection) -> bool:
+    """A bare list of named values read in order against a tuple: the names carry the order, so
+    it is only the tuple's order when the names are sorted (``x = 1, y = 2``; ``y = 1, x = 2`` is
+    (2, 1)). Coordinates named out of alphabetical order (rho, theta, phi) are a false negative."""
+    if collection.kind != "list" or not all(isinstance(item, Assignment) for item in collection.items):
+        return True
+    names = [_squash(item.name) for item in collection.items]
+    return names == sorted(names) and len(set(names)) == len(names)
 
 
 def _as_equation(assignment: Assignment) -> Equation | None:

@@ -43,7 +43,8 @@ _MASKED_BLOCK = re.compile(
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
-_BOX_START = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOX_START = re.compile(r"\\(?:boxed|fbox|framebox|bbox)\s*(?:\[[^\]\n]*\]\s*)*\{")
+"""A box that marks a final answer: ``\\boxed``, ``\\fbox``, ``\\framebox[...]`` and MathJax's ``\\bbox[...]``."""
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
@@ -60,13 +61,12 @@ def extract_final_answer(text: str) -> str | None:
     visible = mask_hidden(mask_reasoning_and_tools(text))
     body = _last_answer_body(visible)
     region = body if body is not None else _CODE_FENCE.sub("\n", visible)
-    boxes = top_level_boxes(region)
-    if len({" ".join(box.split()) for box in boxes}) > 1:
-        return " ".join(f"\\boxed{{{box.strip()}}}" for box in boxes)
-    if body is not None:
-        answer = last_boxed(body)
-        return _non_empty(body if answer is None else answer)
-    return _non_empty(last_boxed(region))
+    answers = [in_context(region, span) for span in top_level_box_spans(region)]
+    if len({" ".join(answer.split()) for answer in answers}) > 1:
+        return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
+    if answers:
+        return _non_empty(answers[-1])
+    return _non_empty(body)
 
 
 def mask_hidden(text: str) -> str:
@@ -92,17 +92,22 @@ def mask_hidden(text: str) -> str:
 
 def top_level_boxes(text: str) -> list[str]:
     """Contents of every balanced ``\\boxed{...}`` not inside another box, in order."""
+    return [text[opening + 1 : closing] for _, opening, closing in top_level_box_spans(text)]
+
+
+def top_level_box_spans(text: str) -> list[tuple[int, int, int]]:
+    """Where each balanced box not inside another box starts, and its ``{`` and ``}``, in order."""
     closing = _brace_pairs(text)
-    boxes: list[str] = []
+    spans: list[tuple[int, int, int]] = []
     covered_until = -1
     for match in _BOX_START.finditer(text):
         start = match.end() - 1
         end = closing.get(start)
         if end is None or start < covered_until:
             continue
-        boxes.append(text[start + 1 : end])
+        spans.append((match.start(), start, end))
         covered_until = end
-    return boxes
+    return spans
 
 
 def _last_answer_body(text: str) -> str | None:
@@ -162,3 +167,116 @@ def _non_empty(answer: str | None) -> str | None:
         return None
     answer = answer.strip()
     return answer or None
+
+
+# -- what is written against a box is part of what a reader reads --------------------------------
+
+_LEFT_BOUNDARY_COMMANDS: Final = frozenset({
+    "quad", "qquad", "Rightarrow", "Longrightarrow", "rightarrow", "longrightarrow", "implies", "iff",
+    "therefore", "because", "to", "displaystyle", "textstyle", "left", "big", "Big", "bigg", "Bigg",
+    "hence", "thus", "colon",
+})
+"""Commands that end what comes before a box (``x \\implies \\boxed{5}``): the box starts afresh."""
+_SPACING: Final = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad(?![A-Za-z]))+")
+_RIGHT_BOUNDARY_COMMANDS: Final = frozenset({"]", ")", "end", "\\", "newline", "hline", "quad", "qquad", "label"})
+_GLUED_LEFT: Final = frozenset("^_/.!'|")
+"""Marks that join a box to what is before it only when nothing separates them (``10^\\boxed{3}``)."""
+_SPACED_LEFT: Final = frozenset("-+<>")
+"""Signs and relations that apply to a box even across a space (``x \\neq \\boxed{5}``, ``- \\boxed{5}``)."""
+_GLUED_RIGHT: Final = frozenset("^_!'%(/")
+_SPACED_RIGHT: Final = frozenset("+-<>")
+
+
+def in_context(text: str, span: tuple[int, int, int]) -> str:
+    """The box's content, with what is written against it (a reader does not see a box alone):
+    the command whose argument it is (``\\cancel{\\boxed{42}}``, ``\\frac{1}{\\boxed{42}}``), a sign,
+    relation or digit before it (``-\\boxed{42}``, ``x \\neq \\boxed{42}``, ``4\\boxed{2}``) and a
+    power, factorial, digit or text after it (``\\boxed{4}^2``, ``\\boxed{42}\\text{ is wrong}``).
+    The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42."""
+    start, opening, closing = span
+    pairs = _brace_pairs(text)
+    begin, end = start, closing + 1
+    enclosing = [(o, c) for o, c in pairs.items() if o < begin and c >= end]
+    if enclosing:
+        outer_open, outer_close = min(enclosing)
+        begin, end = _command_head(text, outer_open, pairs), outer_close + 1
+    begin = _left_context(text, begin, pairs)
+    end = _right_context(text, end, pairs)
+    if (begin, end) == (start, closing + 1):
+        return text[opening + 1 : closing]
+    return text[begin:start] + "{" + text[opening + 1 : closing] + "}" + text[closing + 1 : end]
+
+
+def _command_head(text: str, opening: int, pairs: dict[int, int]) -> int:
+    """Start of the command whose (last) argument opens at ``opening`` (``\\frac{1}{`` for ``\\frac{1}{x}``)."""
+    closers = {c: o for o, c in pairs.items()}
+    index = opening
+    while index > 0 and text[index - 1] in "}]":
+        if text[index - 1] == "}" and (index - 1) in closers:
+            index = closers[index - 1]
+        elif text[index - 1] == "]":
+            bracket = text.rfind("[", 0, index - 1)
+            if bracket < 0:
+                break
+            index = bracket
+        else:
+            break
+    name = re.search(r"\\[A-Za-z]+\*?\s*$", text[:index])
+    return name.start() if name else index
+
+
+def _left_context(text: str, begin: int, pairs: dict[int, int]) -> int:
+    while begin > 0:
+        before = text[:begin]
+        stripped = before.rstrip(" \t")
+        spaced = len(stripped) != len(before)
+        if not stripped:
+            return begin
+        last = stripped[-1]
+        command = re.search(r"\\([A-Za-z]+)$", stripped)
+        if command:
+            if command.group(1) in _LEFT_BOUNDARY_COMMANDS:
+                return begin
+            begin = command.start()
+        elif last.isalnum() and not spaced:
+            word = re.search(r"[A-Za-z0-9.]+$", stripped)
+            begin = word.start() if word else len(stripped) - 1
+        elif last in _SPACED_LEFT or (last in _GLUED_LEFT and not spaced):
+            begin = len(stripped) - 1
+        elif last == "=" and stripped.endswith("\\not="):
+            begin = len(stripped) - len("\\not=")
+        elif last == "}" and not spaced and (len(stripped) - 1) in {c for c in pairs.values()}:
+            opening = next(o for o, c in pairs.items() if c == len(stripped) - 1)
+            begin = _command_head(text, opening, pairs)
+        else:
+            return begin
+    return begin
+
+
+def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
+    while end < len(text):
+        spacing = _SPACING.match(text, end)
+        after = spacing.end() if spacing else end
+        if after >= len(text) or text[after] == "\n":
+            return end
+        char = text[after]
+        command = re.match(r"\\([A-Za-z]+\*?|.)", text[after:])
+        if command:
+            if command.group(1) in _RIGHT_BOUNDARY_COMMANDS:
+                return end
+            end = after + command.end()
+            while end < len(text) and text[end] in "{[":
+                if text[end] == "{" and end in pairs:
+                    end = pairs[end] + 1
+                elif text[end] == "[" and "]" in text[end:]:
+                    end = text.index("]", end) + 1
+                else:
+                    break
+        elif char in _SPACED_RIGHT or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
+            end = after + 1
+        elif after == end and char == "." and text[after + 1 : after + 2].isdigit():
+            end = after + 1
+        else:
+            return end
+    return end
+

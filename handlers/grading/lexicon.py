@@ -125,6 +125,7 @@ def _units() -> dict[str, Unit]:
     add("energy", Fraction(1000), "kilojoule", "kJ")
     add("energy", None, "electronvolt", "eV")
     add("energy", None, "calorie", "cal", "calories")
+    add("energy", None, "kilocalorie", "kcal", "Cal", "kilocalories")
     add("force", one, "newton", "N", "newtons")
     add("power", one, "watt", "W", "watts")
     add("power", Fraction(1000), "kilowatt", "kW", "kilowatts")
@@ -153,6 +154,11 @@ def _units() -> dict[str, Unit]:
 
 
 UNITS: Final = _units()
+_CASE_SENSITIVE: Final = frozenset(
+    spelling.lower() for spelling, unit in UNITS.items()
+    if any(other.lower() == spelling.lower() and UNITS[other] != unit for other in UNITS)
+)
+"""Spellings that name two units when case is ignored (``cal``, ``Cal``): matched exactly only."""
 
 COUNT_NOUNS: Final = frozenset({
     "apple", "apples", "people", "person", "persons", "student", "students", "way", "ways", "point",
@@ -183,7 +189,7 @@ ground truth has none. Words that change a count (pairs, dozens, halves, squared
 def unit_named(word: str) -> Unit | None:
     """The unit called ``word`` (exact spelling first, then case-folded for words of 3+ letters)."""
     found = UNITS.get(word)
-    if found is None and len(word) >= 3:
+    if found is None and len(word) >= 3 and word.lower() not in _CASE_SENSITIVE:
         found = UNITS.get(word.lower())
     if found is None and word.lower() in COUNT_NOUNS:
         return Unit(_singular(word.lower()), "count")

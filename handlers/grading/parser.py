@@ -58,6 +58,13 @@ _CLOSERS: Final = {"(": (")", "]"), "[": ("]", ")"), "{": ("}",), "\\{": ("\\}",
 _ADDITIVE: Final = frozenset({"+", "-"})
 _SET_OPERATORS: Final = frozenset({"cup", "cap", "setminus"})
 _PRODUCT_COMMANDS: Final = frozenset({"cdot", "times", "ast"})
+_INVERSES: Final = {
+    "sin": lambda sympy: sympy.asin, "cos": lambda sympy: sympy.acos, "tan": lambda sympy: sympy.atan,
+    "cot": lambda sympy: sympy.acot, "sec": lambda sympy: sympy.asec, "csc": lambda sympy: sympy.acsc,
+    "sinh": lambda sympy: sympy.asinh, "cosh": lambda sympy: sympy.acosh, "tanh": lambda sympy: sympy.atanh,
+    "coth": lambda sympy: sympy.acoth,
+}
+"""Functions whose ``^{-1}`` names their inverse (``\\sin^{-1} x`` is arcsin x)."""
 
 
 def parse(tokens: list[Token]) -> tuple[Any, tuple[str, ...]]:
@@ -386,6 +393,7 @@ class _Parser:
             return left
         factors.append(left)
         last_was_number = self.tokens[self.pos - 1].kind == "num"
+        divided = False
         while True:
             token = self.peek()
             if token is None:
@@ -393,10 +401,16 @@ class _Parser:
             if _is_operator(token, _PRODUCT_COMMANDS, "*"):
                 self.pos += 1
                 factors.append(self.value_power())
+                divided = False
             elif _is_operator(token, frozenset({"div"}), "/"):
                 self.pos += 1
                 factors.append(sympy.Pow(self.value_power(), sympy.Integer(-1)))
+                divided = True
             elif self.starts_factor(token):
+                if divided:
+                    # 1/2x is 1/(2x) to many readers and x/2 to others: neither is guessed.
+                    msg = "a product written after a slash (1/2x: is x in the denominator?)"
+                    raise self.unreadable(msg)
                 if token.kind == "num":
                     mixed = self.mixed_number(factors, last_was_number, token)
                     if mixed is not None:
@@ -453,13 +467,14 @@ class _Parser:
             self.pos = saved
             return None
         following = self.peek()
-        proper = (
-            getattr(top, "is_Integer", False) and getattr(bottom, "is_Integer", False)
-            and 0 <= top < bottom
-        )
-        if not proper or self.continues_factor(following):
+        integers = getattr(top, "is_Integer", False) and getattr(bottom, "is_Integer", False)
+        if not integers:
             self.pos = saved
             return None
+        if not 0 <= top < bottom or self.continues_factor(following):
+            # 2\frac{3}{2} (mixed 3 1/2, or 3?) and 2\frac{1}{2}x (5x/2, or x?): either reading is a guess.
+            msg = "an integer before a fraction of integers that is no mixed number (a product or a mixed number?)"
+            raise self.unreadable(msg)
         self.notes.append("read as a mixed number")
         return sympy.Add(sympy.Integer(previous.text), sympy.Rational(int(top), int(bottom)))
 
@@ -702,6 +717,10 @@ class _Parser:
             "arccot": sympy.acot, "arcsec": sympy.asec, "arccsc": sympy.acsc, "sinh": sympy.sinh,
             "cosh": sympy.cosh, "tanh": sympy.tanh, "coth": sympy.coth, "ln": sympy.log, "exp": sympy.exp,
         }
+        inverse = power is not None and self.inverse_power(name, power)
+        if inverse:
+            self.notes.append(f"\\{name}^{{-1}} read as the inverse function")
+            return _INVERSES[name](sympy)(argument)
         if name in ("log", "lg"):
             value = sympy.log(argument, base if base is not None else sympy.Integer(10))
             if base is None:
@@ -709,6 +728,18 @@ class _Parser:
         else:
             value = functions[name](argument)
         return sympy.Pow(value, power) if power is not None else value
+
+    def inverse_power(self, name: str, power: Any) -> bool:
+        """``\\sin^{-1}`` is arcsin (the usual reading, never 1/sin); a function to any other power
+        than a positive integer (``\\sin^{-2}``, ``\\log^{-1}``) is not guessed."""
+        sympy = self.sympy
+        with sympy.evaluate(True):
+            exponent = _checked(power)
+        if exponent == -1 and name in _INVERSES:
+            return True
+        if not (getattr(exponent, "is_Integer", False) and exponent > 0):
+            raise self.unreadable(f"\\{name} to the power {exponent} (an inverse or a reciprocal?)")
+        return False
 
     def group_value(self) -> Any:
         closing = ")" if self.take().text == "(" else "}"

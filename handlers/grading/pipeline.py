@@ -41,6 +41,7 @@ grading pool's 10 s deadline."""
 _WRAPPED: Final = re.compile(r"\\(" + "|".join(sorted(TEXT_COMMANDS | ROMAN)) + r")\s*\{(?P<body>[^{}]*)\}")
 _CHOICE: Final = re.compile(r"\(([A-Za-z])\)")
 _SPACE_BESIDE_SYMBOL: Final = re.compile(r"\s*([^\w\s])\s*")
+_DIGIT: Final = re.compile(r"\d")
 
 
 class GradingTimeout(HandlerError):  # a verdict: undecided within the bound
@@ -177,7 +178,8 @@ def canonical_text(prepared: Prepared) -> str:
 def _as_text(pred: Any, gold: Any, answer: str, ground_truth: str) -> Verdict:
     pred_text = pred.text if isinstance(pred, Text) else canonical_text(prepare(answer))
     gold_text = gold.text if isinstance(gold, Text) else canonical_text(prepare(ground_truth))
-    if isinstance(pred, Text) and isinstance(gold, Text):
+    if isinstance(pred, Text) and isinstance(gold, Text) and not _DIGIT.search(pred_text + gold_text):
+        # Case is folded only in prose (Yes = yes); next to a number it is a unit's prefix (MW, mW).
         same = pred_text.casefold() == gold_text.casefold()
     else:
         same = pred_text == gold_text

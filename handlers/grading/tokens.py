@@ -51,7 +51,6 @@ _SUBSCRIPT: Final = str.maketrans("₀₁₂₃₄₅₆₇₈₉₋₊", "01234
 _SUBSCRIPT_RUN: Final = re.compile("[₀₁₂₃₄₅₆₇₈₉₋₊]+")
 _ROOT: Final = re.compile(r"([√∛∜])\s*(\([^()]*\)|\{[^{}]*\}|\d+(?:\.\d+)?|\\?[A-Za-z]+)")
 _ROOT_INDEX: Final = {"√": "", "∛": "[3]", "∜": "[4]"}
-_KEPT_NON_ASCII: Final = frozenset("€£¥¢₹")
 _DELIMITERS: Final = (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]"))
 _BOX: Final = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _INLINE_MATH: Final = re.compile(r"(?<!\\)\$\$?((?:[^$]|\\\$)*?)(?<!\\)\$\$?")
@@ -120,9 +119,23 @@ def _unicode_math(text: str) -> str:
     for char, latex in _SYMBOLS.items():
         text = text.replace(char, latex)
     text = _ROOT.sub(_root_as_latex, text)
-    kept = {index: char for index, char in enumerate(text) if char in _KEPT_NON_ASCII}
-    text = "".join(kept.get(index, unicodedata.normalize("NFKC", char)) for index, char in enumerate(text))
-    return text
+    return "".join(_plain_character(char) for char in text)
+
+
+def _plain_character(char: str) -> str:
+    """A full-width ASCII character, a mathematical alphanumeric (bold, italic ... letters and
+    digits) or a decimal digit of another script, as the ASCII character a reader sees; any other
+    character as it is (the tokenizer then refuses it). Unicode's compatibility forms are not
+    applied wholesale: they turn ``①②`` into 12, ``2ⁿ`` into 2n and ``aₙ`` into an."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Nd":
+        return str(unicodedata.decimal(char))
+    code = ord(char)
+    if 0xFF01 <= code <= 0xFF5E or 0x1D400 <= code <= 0x1D7FF:
+        plain = unicodedata.normalize("NFKC", char)
+        return plain if plain.isascii() else char
+    return char
 
 
 def _root_as_latex(match: re.Match[str]) -> str:
@@ -179,7 +192,8 @@ def matching_brace(text: str, start: int) -> int | None:
     return None
 
 
-_NUMBER: Final = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+(?![A-Za-z\d]))?")
+_NUMBER: Final = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+(?![A-Za-z\d]))?", re.ASCII)
+_DIGITS: Final = frozenset("0123456789")
 _PUNCT: Final = frozenset("+-*/^_!,;:=<>()[]{}|'&")
 _COMMAND: Final = re.compile(r"\\([A-Za-z]+|.)")
 _ENVIRONMENT: Final = re.compile(r"\{(\w+\*?)\}")
@@ -216,9 +230,12 @@ class _Tokenizer:
                 self.space = True
                 index += 1
             elif char == "~":
+                if text.startswith("~~", index):
+                    msg = "'~~' (Markdown strikethrough: what it marks is withdrawn)"
+                    raise Unreadable(msg)
                 self.layout = True
                 index += 1
-            elif char.isdigit() or (char == "." and index + 1 < end and text[index + 1].isdigit()):
+            elif char in _DIGITS or (char == "." and index + 1 < end and text[index + 1] in _DIGITS):
                 match = _NUMBER.match(text, index, end)
                 assert match is not None  # a digit or ".digit" always starts a number
                 number = match.group()
@@ -333,9 +350,12 @@ class _Tokenizer:
             elif char == "\\":
                 msg = f"a command inside \\{name}{{}}"
                 raise Unreadable(msg)
+            elif char == "-":
+                msg = f"a hyphen inside \\{name}{{}} (a dash in prose, not a minus: '1-5' is a range)"
+                raise Unreadable(msg)
             else:
                 run_end = index + 1
-                while run_end < len(body) and not (body[run_end].isalpha() or body[run_end] == "\\"):
+                while run_end < len(body) and not (body[run_end].isalpha() or body[run_end] in "\\-"):
                     run_end += 1
                 self.math(body, index, run_end)
                 index = run_end
