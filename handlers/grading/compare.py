@@ -15,6 +15,7 @@ import random
 from decimal import Decimal
 from typing import Any, Final
 
+from handlers.grading.parser import ends_in_order
 from handlers.grading.readings import (
     Assignment,
     BaseNumeral,
@@ -235,7 +236,7 @@ class Comparer:
         if isinstance(reading, Collection) and reading.kind == "tuple" and reading.brackets == "()" and (
                 len(reading.items) == 2):
             values = [item.value if isinstance(item, Quantity) and not item.units else None for item in reading.items]
-            if None not in values:
+            if None not in values and ends_in_order(sympy, *values):
                 return sympy.Interval.open(*values)
         if isinstance(reading, Collection) and reading.kind == "set":
             values = [item.value if isinstance(item, Quantity) and not item.units else None for item in reading.items]

@@ -45,6 +45,10 @@ _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _BOX_START = re.compile(r"\\(?:boxed|fbox|framebox|bbox)\s*(?:\[[^\]\n]*\]\s*)*\{")
 """A box that marks a final answer: ``\\boxed``, ``\\fbox``, ``\\framebox[...]`` and MathJax's ``\\bbox[...]``."""
+_ANY_BOX = re.compile(
+    r"\\(?:boxed|fbox|framebox|bbox)(?![A-Za-z])\s*(?:\[[^\]\n]*\]\s*)*"
+    r"(?:(?P<brace>\{)|(?P<token>\\[A-Za-z]+|[^\s{}\\]))"
+)
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
@@ -92,21 +96,28 @@ def mask_hidden(text: str) -> str:
 
 def top_level_boxes(text: str) -> list[str]:
     """Contents of every balanced ``\\boxed{...}`` not inside another box, in order."""
-    return [text[opening + 1 : closing] for _, opening, closing in top_level_box_spans(text)]
+    return [text[first:last] for _, first, last, _ in top_level_box_spans(text)]
 
 
-def top_level_box_spans(text: str) -> list[tuple[int, int, int]]:
-    """Where each balanced box not inside another box starts, and its ``{`` and ``}``, in order."""
+def top_level_box_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """Each box not inside another box, in order: where it starts, where its content starts and
+    ends, and where it ends. ``\\boxed 4`` (no braces) boxes one token, as LaTeX does."""
     closing = _brace_pairs(text)
-    spans: list[tuple[int, int, int]] = []
+    spans: list[tuple[int, int, int, int]] = []
     covered_until = -1
-    for match in _BOX_START.finditer(text):
-        start = match.end() - 1
-        end = closing.get(start)
-        if end is None or start < covered_until:
+    for match in _ANY_BOX.finditer(text):
+        if match.start() < covered_until:
             continue
-        spans.append((match.start(), start, end))
-        covered_until = end
+        if match.group("brace"):
+            opening = match.end() - 1
+            end = closing.get(opening)
+            if end is None:
+                continue
+            spans.append((match.start(), opening + 1, end, end + 1))
+            covered_until = end + 1
+        else:
+            spans.append((match.start(), match.start("token"), match.end(), match.end()))
+            covered_until = match.end()
     return spans
 
 
@@ -178,12 +189,13 @@ _LEFT_BOUNDARY_COMMANDS: Final = frozenset({
 })
 """Commands that end what comes before a box (``x \\implies \\boxed{5}``): the box starts afresh."""
 _SPACING: Final = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad(?![A-Za-z]))+")
-_RIGHT_BOUNDARY_COMMANDS: Final = frozenset({"]", ")", "end", "\\", "newline", "hline", "quad", "qquad", "label"})
+_RIGHT_BOUNDARY_COMMANDS: Final = frozenset({"]", ")", "end", "\\", "newline", "hline", "quad", "qquad", "label",
+                                            "boxed", "fbox", "framebox", "bbox"})
 _GLUED_LEFT: Final = frozenset("^_/.!'|")
 """Marks that join a box to what is before it only when nothing separates them (``10^\\boxed{3}``)."""
 _SPACED_LEFT: Final = frozenset("-+<>")
 """Signs and relations that apply to a box even across a space (``x \\neq \\boxed{5}``, ``- \\boxed{5}``)."""
-_GLUED_RIGHT: Final = frozenset("^_!'%(/")
+_GLUED_RIGHT: Final = frozenset("^_!'%(/?…")
 _SPACED_RIGHT: Final = frozenset("+-<>")
 
 
@@ -193,18 +205,18 @@ def in_context(text: str, span: tuple[int, int, int]) -> str:
     relation or digit before it (``-\\boxed{42}``, ``x \\neq \\boxed{42}``, ``4\\boxed{2}``) and a
     power, factorial, digit or text after it (``\\boxed{4}^2``, ``\\boxed{42}\\text{ is wrong}``).
     The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42."""
-    start, opening, closing = span
+    start, first, last, finish = span
     pairs = _brace_pairs(text)
-    begin, end = start, closing + 1
+    begin, end = start, finish
     enclosing = [(o, c) for o, c in pairs.items() if o < begin and c >= end]
     if enclosing:
         outer_open, outer_close = min(enclosing)
         begin, end = _command_head(text, outer_open, pairs), outer_close + 1
     begin = _left_context(text, begin, pairs)
     end = _right_context(text, end, pairs)
-    if (begin, end) == (start, closing + 1):
-        return text[opening + 1 : closing]
-    return text[begin:start] + "{" + text[opening + 1 : closing] + "}" + text[closing + 1 : end]
+    if (begin, end) == (start, finish):
+        return text[first:last]
+    return text[begin:start] + "{" + text[first:last] + "}" + text[finish:end]
 
 
 def _command_head(text: str, opening: int, pairs: dict[int, int]) -> int:
@@ -274,8 +286,8 @@ def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
                     break
         elif char in _SPACED_RIGHT or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
             end = after + 1
-        elif after == end and char == "." and text[after + 1 : after + 2].isdigit():
-            end = after + 1
+        elif after == end and char == "." and (text[after + 1 : after + 2].isdigit() or text[after + 1 : after + 2] == "."):
+            end = after + 1  # 4.2 after \boxed{4}, or an ellipsis
         else:
             return end
     return end

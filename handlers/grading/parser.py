@@ -51,6 +51,8 @@ from handlers.grading.readings import (
 )
 from handlers.grading.tokens import Token, Unreadable
 
+LOG_BASE: Final = "log-base"
+"""Name of the symbol that stands for the base of a ``\\log`` written without one."""
 DEGREE: Final = "degree-mark"
 """Name of the placeholder symbol a ``^\\circ`` becomes until the degrees are read."""
 _MATRICES: Final = frozenset({"pmatrix", "bmatrix", "matrix", "Bmatrix", "smallmatrix"})
@@ -722,9 +724,12 @@ class _Parser:
             self.notes.append(f"\\{name}^{{-1}} read as the inverse function")
             return _INVERSES[name](sympy)(argument)
         if name in ("log", "lg"):
-            value = sympy.log(argument, base if base is not None else sympy.Integer(10))
             if base is None:
-                self.notes.append(f"\\{name} read as base 10")
+                # \log is base 10, e or 2 by field: read with an unknown base, it equals only what
+                # holds whatever the base is (2\log 2 = \log 4; never \ln 2 or \log_{10} 2).
+                base = sympy.Symbol(LOG_BASE, positive=True)
+                self.notes.append(f"\\{name} read with an unknown base")
+            value = sympy.Mul(sympy.log(argument), sympy.Pow(sympy.log(base), sympy.Integer(-1)))
         else:
             value = functions[name](argument)
         return sympy.Pow(value, power) if power is not None else value
@@ -882,8 +887,21 @@ def _interval(sympy: Any, opening: str, closing: str, items: list[Any]) -> SetRe
     low, high = (_checked(_plain_value(item, "an interval")) for item in items)
     if (low == -sympy.oo and opening == "[") or (high == sympy.oo and closing == "]"):
         raise Unreadable("an interval closed at infinity")
+    if not ends_in_order(sympy, low, high, closed=(opening, closing) == ("[", "]")):
+        raise Unreadable("an interval whose ends are not in increasing order ([3, 2] is no way to write the empty set)")
     with sympy.evaluate(True):
         return SetReading(sympy.Interval(low, high, opening == "(", closing == ")"), "interval")
+
+
+def ends_in_order(sympy: Any, low: Any, high: Any, *, closed: bool = False) -> bool:
+    """False when ``low < high`` (``low <= high`` for a closed interval) is proven false: such ends
+    make no interval (``(5, 1)`` is only a pair, ``[3, 2]`` no way to write the empty set)."""
+    with sympy.evaluate(True):
+        try:
+            low, high = sympy.sympify(low).doit(), sympy.sympify(high).doit()
+            return (sympy.Le if closed else sympy.Lt)(low, high) is not sympy.false
+        except TypeError:  # complex ends make no interval either
+            return False
 
 
 def _interval_ends(items: list[Any]) -> bool:
@@ -930,6 +948,8 @@ def _as_set_evaluated(sympy: Any, reading: Any) -> Any:
         return reading.value
     if _is_pair(reading):
         low, high = (_checked(_plain_value(item, "an interval")) for item in reading.items)
+        if not ends_in_order(sympy, low, high):
+            raise Unreadable("a pair whose ends are not in increasing order used as an interval")
         return sympy.Interval.open(low, high)
     if isinstance(reading, Collection) and reading.kind == "set":
         return sympy.FiniteSet(*(_checked(_plain_value(item, "a set")) for item in reading.items))
