@@ -103,6 +103,7 @@ class FakeOpenAIServer:
         hang_s: float = 3600.0,
         models: Sequence[str] = ("fake-model",),
         refuse_unlisted: bool = False,
+        answer_as_listed: bool = False,
         listing: bool = True,
         backlog: int = 1024,
     ) -> None:
@@ -121,6 +122,9 @@ class FakeOpenAIServer:
         self.hang_s = hang_s
         self.models = list(models)
         self.refuse_unlisted = refuse_unlisted
+        self.answer_as_listed = answer_as_listed
+        """Serve a name ``/v1/models`` does not list with the first listed model, and name that one
+        in the reply, as llama.cpp does with its one model."""
         self.listing = listing
         """Serve ``GET /v1/models`` (a server without it answers 404 there)."""
         """Answer a chat request for a name ``/v1/models`` does not list with vLLM's 404 (else serve
@@ -247,6 +251,8 @@ class FakeOpenAIServer:
         model = str(body.get("model", ""))
         self.requests_by_model[model] += 1
         self.bodies.append(body)
+        if self.answer_as_listed and model not in self.models:
+            model = self.models[0]
         if self.latency_ms > 0:
             await asyncio.sleep(self.next_wait_s())
         planned = self._plan.popleft() if self._plan else None
@@ -371,13 +377,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", action="append", help="model names listed by /v1/models")
     parser.add_argument("--refuse-unlisted", action="store_true",
                         help="answer a name /v1/models does not list with 404, as vLLM does")
+    parser.add_argument("--answer-as-listed", action="store_true",
+                        help="serve a name /v1/models does not list with the first listed model, as llama.cpp does")
     args = parser.parse_args(argv)
     try:
         server = FakeOpenAIServer(
             args.script, host=args.host, port=args.port, latency_ms=args.latency_ms,
             jitter_ms=args.jitter_ms, split_reasoning=args.split_reasoning, max_context=args.max_context,
             context_wording=args.context_wording, models=args.model or ("fake-model",),
-            refuse_unlisted=args.refuse_unlisted,
+            refuse_unlisted=args.refuse_unlisted, answer_as_listed=args.answer_as_listed,
         )  # fmt: skip
     except ScriptError as exc:
         print(f"fake_server: {exc}", file=sys.stderr)

@@ -3,8 +3,10 @@
 The probe lists the server's models (``GET {base_url}/models``, which vLLM, SGLang,
 llama.cpp and OpenAI all serve). A server that cannot be reached or refuses the key stops
 the run with one line. A name the listing lacks is not refused on the listing's word
-(llama.cpp serves any name): one chat request of one token asks the server, and only its
-refusal stops the run, saying what the server lists. A server without the listing (404)
+(a server may serve names it does not list): one chat request of one token asks the server,
+and its refusal stops the run, saying what the server lists. So does a reply made by a model
+the listing names instead: llama.cpp answers any name with its one model, and a run would be
+recorded under a name that never answered. A server without the listing (404)
 is asked the same way, and a 404 there too means the URL names no chat server.
 ``scripted:`` models have no endpoint.
 """
@@ -46,7 +48,11 @@ async def probe_endpoint(
             await _ask(client, model, where, "the server has no /models listing")
         elif model not in served:
             listed = ", ".join(served[:5]) + (", ..." if len(served) > 5 else "")
-            await _ask(client, model, where, f"the server does not serve that model (it serves: {listed})")
+            why = f"the server does not serve that model (it serves: {listed})"
+            answered_as = await _ask(client, model, where, why)
+            if answered_as != model and answered_as in served:
+                msg = f"{where}: {why}; asked for it, {answered_as!r} answered: use --model {answered_as}"
+                raise ProbeFailed(msg)
         context = listed_context(entries or [], model)
         return context if context is not None else await props_context(client)
     finally:
@@ -68,15 +74,16 @@ async def _listed(client: openai.AsyncOpenAI, where: str) -> list[dict[str, Any]
     return [item.model_dump() for item in page.data]
 
 
-async def _ask(client: openai.AsyncOpenAI, model: str, where: str, why: str) -> None:
-    """One chat request of one token; raise with ``why`` if the server refuses it.
+async def _ask(client: openai.AsyncOpenAI, model: str, where: str, why: str) -> str | None:
+    """One chat request of one token; raise with ``why`` if the server refuses it, else return
+    the model its reply names (None when the server is only busy).
 
     A refusal is a 4xx other than 408/429 (a busy or slow server has not refused the
     name); a 404 is named as a wrong URL when the listing was missing too.
     """
     messages: list = [{"role": "user", "content": "Say OK."}]
     try:
-        await client.chat.completions.create(model=model, messages=messages, max_tokens=1)
+        reply = await client.chat.completions.create(model=model, messages=messages, max_tokens=1)
     except openai.NotFoundError as exc:
         if why.startswith("the server has no"):
             msg = (f"{where}: neither /models nor /chat/completions is found there (HTTP 404): "
@@ -86,9 +93,10 @@ async def _ask(client: openai.AsyncOpenAI, model: str, where: str, why: str) -> 
         raise ProbeFailed(msg) from exc
     except openai.APIStatusError as exc:
         if exc.status_code in (408, 429) or exc.status_code >= 500:
-            return
+            return None
         msg = f"{where}: {why}; asked directly it answered {classify(exc).message}"
         raise ProbeFailed(msg) from exc
     except (openai.OpenAIError, OSError, ValueError) as exc:
         msg = f"{where} is not reachable: {classify(exc).message}"
         raise ProbeFailed(msg) from exc
+    return reply.model

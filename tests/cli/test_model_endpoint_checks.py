@@ -74,6 +74,26 @@ def test_solve_refuses_a_model_the_server_does_not_serve(model: FakeModel, tmp_p
                             "(it serves: fake-model); nothing was submitted (--no-probe skips this check)"]
 
 
+@pytest.mark.parametrize("command", [["solve", "What is 2+3?", "--answer", "5"],
+                                     ["run", "--dataset", str(DATASET), "--limit", "1"]], ids=["solve", "run"])
+def test_a_name_a_llama_cpp_like_server_answers_as_its_own_model_is_refused(command: list[str],
+                                                                           tmp_path: Path) -> None:
+    """llama.cpp answers any name with its one model: the run would be recorded under a name that never
+    answered, so the command refuses, naming the model that did and submitting nothing."""
+    if not DATASET.exists():
+        pytest.skip(f"{DATASET} is not here")
+    with fake_model_server("--answer-as-listed", "--model", "smollm2-135m-instruct") as served:
+        code, out, err = apollo(tmp_path / "data", *command, "--model", "smollm2", "--model-url", served.url)
+        assert served.calls("smollm2") == 1  # the probe's one-token question, no run's call
+    assert code == 1
+    assert "grade:" not in out
+    [error] = _errors(err)
+    assert error.startswith(f"apollo: error: model 'smollm2' at {served.url}: the server does not serve that model "
+                            "(it serves: smollm2-135m-instruct); asked for it, 'smollm2-135m-instruct' answered: "
+                            "use --model smollm2-135m-instruct; ")
+    assert _run_ids(tmp_path / "data") == []
+
+
 def test_solve_whose_model_server_fails_reports_the_run_not_completed_and_exits_1(tmp_path: Path) -> None:
     """--no-probe and a refused connection: the run ends model_failed, which is no wrong answer."""
     config = tmp_path / "no-retries.yaml"
