@@ -197,6 +197,8 @@ _SPACED_LEFT: Final = frozenset("-+<>")
 """Signs and relations that apply to a box even across a space (``x \\neq \\boxed{5}``, ``- \\boxed{5}``)."""
 _GLUED_RIGHT: Final = frozenset("^_!'%(/?…")
 _SPACED_RIGHT: Final = frozenset("+-<>")
+_DIGITS_OR_DOT: Final = frozenset("0123456789.")
+"""After a box and a full stop: ``\\boxed{4}.2`` is 4.2 and ``\\boxed{4}...`` an ellipsis."""
 
 
 def in_context(text: str, span: tuple[int, int, int]) -> str:
@@ -286,7 +288,7 @@ def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
                     break
         elif char in _SPACED_RIGHT or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
             end = after + 1
-        elif after == end and char == "." and (text[after + 1 : after + 2].isdigit() or text[after + 1 : after + 2] == "."):
+        elif after == end and char == "." and text[after + 1 : after + 2] in _DIGITS_OR_DOT:
             end = after + 1  # 4.2 after \boxed{4}, or an ellipsis
         else:
             return end

@@ -17,10 +17,12 @@ import random
 from dataclasses import dataclass
 
 from engine.testing.grading_adversary import (  # noqa: F401 - each module registers its operators
+    changing_box_contexts,
     changing_constants,
     changing_digits,
     changing_forms,
     changing_near_misses,
+    changing_readings,
     changing_relations,
     changing_replies,
     changing_structure,
