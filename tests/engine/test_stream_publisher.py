@@ -161,7 +161,7 @@ async def test_only_a_condition_on_the_events_own_run_reaches_the_delivery(jetst
 
 def test_a_condition_header_that_is_not_a_number_is_ignored() -> None:
     """The server refuses such appends; a header edited in the store must not be trusted either."""
-    from engine.nats.jetstream import _expected_run_seq
+    from engine.nats.jetstream.work_queue import expected_run_seq as _expected_run_seq
     from events.subjects import run_filter
 
     event = submitted(run_id="cond-c")

@@ -123,7 +123,7 @@ def _apollo_submit(url: str, run_id: str, folder: Path) -> subprocess.CompletedP
 
 
 def _count_refusals(log: JetStreamEventLog, refusals: list[int]) -> None:
-    publisher = log._publisher  # observing the server's answers
+    publisher = log.events.publisher  # observing the server's answers
     publish = publisher.publish
 
     async def counted(subject: str, data: bytes, headers: dict[str, str] | None) -> tuple[int, bool]:

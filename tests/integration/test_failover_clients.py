@@ -184,10 +184,10 @@ async def test_duplicate_message_id_in_process_is_asked_again_not_failed(jetstre
     """Err 10158: the append asks again until the other append settles, and reports the duplicate."""
     event = submitted("r-dup")
     first = await jetstream_log.append(event)
-    jetstream_log._publisher = _InProcessTwice(jetstream_log._publisher)  # fault injection
+    jetstream_log.events.publisher = _InProcessTwice(jetstream_log.events.publisher)  # fault injection
     again = await jetstream_log.append(event)
     assert again.duplicate and again.seq == first.seq
-    assert jetstream_log._publisher.refusals == 0
+    assert jetstream_log.events.publisher.refusals == 0
 
 
 async def test_a_lost_server_is_one_log_line_per_reconnect_attempt_and_no_traceback(tmp_path, capfd) -> None:

@@ -44,7 +44,7 @@ async def test_a_bulk_read_broken_off_mid_stream_resumes_after_the_last_event(
     """A timeout after two events: the read goes on from the third, each event exactly once."""
     for run_id in ("r-1", "r-2", "r-3", "r-4"):
         await jetstream_log.append(submitted(run_id))
-    real_once = jetstream_log._read_all_once  # the fault goes between the consumer and its reader
+    real_once = jetstream_log.events._read_all_once  # the fault goes between the consumer and its reader
     broke = []
 
     async def breaks_once(subject_filter, after_seq, unreadable):
@@ -56,7 +56,7 @@ async def test_a_bulk_read_broken_off_mid_stream_resumes_after_the_last_event(
             count += 1
             yield record
 
-    jetstream_log._read_all_once = breaks_once  # type: ignore[method-assign]
+    jetstream_log.events._read_all_once = breaks_once  # type: ignore[method-assign]
     records = [record async for record in jetstream_log.read_all()]
     assert broke, "the fault was injected"
     assert [r.event.run_id for r in records] == ["r-1", "r-2", "r-3", "r-4"]
@@ -71,6 +71,6 @@ async def test_a_bulk_read_does_not_retry_errors_a_failover_cannot_cause(jetstre
         raise ValueError("not a failover")
         yield  # pragma: no cover - makes this an async generator
 
-    jetstream_log._read_all_once = broken  # type: ignore[method-assign]
+    jetstream_log.events._read_all_once = broken  # type: ignore[method-assign]
     with pytest.raises(ValueError, match="not a failover"):
         [record async for record in jetstream_log.read_all()]

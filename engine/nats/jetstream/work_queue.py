@@ -1,0 +1,142 @@
+"""The work queue port: the durable consumer every worker pulls from, as deliveries."""
+
+from __future__ import annotations
+
+import contextlib
+
+import nats.js.errors
+import structlog
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+
+from engine.errors import StreamSetupError
+from engine.eventlog.port import Delivery
+from engine.nats.jetstream.errors import MISSING_PAYLOAD, missing
+from engine.nats.jetstream.event_store import EXPECTED_SEQ, EXPECTED_SEQ_SUBJECT
+from engine.nats.jetstream.payloads import Payloads
+from engine.nats.jetstream.reply_subject import sequence_and_deliveries
+from engine.nats.pull_consumer import ContinuousPull
+from events.base import Event
+from events.codec import MAX_BYTES, DecodeError, UnknownEvent, decode
+from events.subjects import run_filter
+
+_log = structlog.get_logger("apollo.eventlog")
+
+
+class WorkQueues:
+    """The work consumers this connection pulls from, one puller each (the ``WorkSource`` port)."""
+
+    def __init__(
+        self, nc: Client, js: JetStreamContext, stream: str, payloads: Payloads, *, max_event_bytes: int
+    ) -> None:
+        self.nc = nc
+        self.js = js
+        self.stream = stream
+        self.payloads = payloads
+        self.max_event_bytes = max_event_bytes
+        self._queues: dict[str, JetStreamWorkQueue] = {}
+
+    async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
+        queue = self._queues.get(consumer)
+        if queue is None:
+            try:
+                await self.js.consumer_info(self.stream, consumer)
+            except nats.js.errors.NotFoundError as exc:
+                msg = f"consumer {consumer!r} does not exist on stream {self.stream} (apply the stream definitions)"
+                raise StreamSetupError(msg) from exc
+            puller = ContinuousPull(self.nc, self.stream, consumer)
+            await puller.start()
+            queue = self._queues[consumer] = JetStreamWorkQueue(self.payloads, puller, self.max_event_bytes)
+        return queue
+
+    async def workers_active(self, consumer: str) -> bool:
+        """Whether any worker pulls from ``consumer`` (a pull request is open) or holds one
+        of its events (busy workers ask for no more): False means no worker is alive."""
+        info = await self.js.consumer_info(self.stream, consumer)
+        return bool(info.num_waiting or info.num_ack_pending)
+
+    async def release(self) -> None:
+        """Stop every puller; what they hold goes back for redelivery (closing the log)."""
+        for queue in self._queues.values():
+            with contextlib.suppress(Exception):
+                await queue.release()
+
+
+class JetStreamWorkQueue:
+    """A durable pull consumer shared by every worker process."""
+
+    def __init__(self, payloads: Payloads, puller: ContinuousPull, max_event_bytes: int = MAX_BYTES) -> None:
+        self.payloads = payloads
+        self.puller = puller
+        self.max_event_bytes = max_event_bytes
+
+    async def pull(self, batch: int, timeout: float) -> list[Delivery]:
+        """Deliveries of the messages taken; one that cannot be prepared now goes back
+        (nak) by itself, never failing the others of its batch."""
+        deliveries = []
+        for msg in await self.puller.take(batch, timeout):
+            try:
+                deliveries.append(await self._delivery(msg))
+            except Exception as exc:  # noqa: BLE001 - e.g. the Object Store unreachable for a moment
+                _log.warning("delivery_deferred", subject=msg.subject, error=repr(exc))
+                with contextlib.suppress(Exception):
+                    await msg.nak(delay=1.0)
+        return deliveries
+
+    async def release(self) -> None:
+        """Stop pulling; messages received but not handed out go back for redelivery now."""
+        for msg in await self.puller.stop():
+            with contextlib.suppress(Exception):
+                await msg.nak()
+
+    async def _delivery(self, msg: Msg) -> Delivery:
+        seq, deliveries = sequence_and_deliveries(msg)
+        try:
+            data = await self.payloads.materialize(msg.data, msg.headers)
+        except MISSING_PAYLOAD as exc:  # gone for good: a rejected event (other errors: try again)
+            data, error, event = msg.data, missing(exc), None
+            lost = bool((msg.headers or {}).get("Nats-Msg-Id"))
+        else:
+            lost = False
+            event, error = _decode_or_error(data, self.max_event_bytes)
+        expected = expected_run_seq(msg.headers, event)
+
+        async def nak(delay: float | None = None) -> None:
+            await msg.nak(delay=delay)
+
+        return Delivery(
+            seq=seq,
+            subject=msg.subject,
+            deliveries=deliveries,
+            event=event,
+            error=error,
+            raw=data,
+            _ack=msg.ack,
+            _nak=nak,
+            _term=msg.term,
+            _progress=msg.in_progress,
+            expected_run_seq=expected,
+            lost=lost,
+        )
+
+
+def expected_run_seq(headers: dict[str, str] | None, event: object) -> int | None:
+    """The condition the append of a delivered event had on its own run, if any.
+
+    The server stored the message only because the condition held, so ``0`` proves the
+    event opened its run. A condition on any other subject filter says nothing here.
+    """
+    if not headers or not isinstance(event, Event) or headers.get(EXPECTED_SEQ_SUBJECT) != run_filter(event.run_id):
+        return None
+    try:
+        return int(headers.get(EXPECTED_SEQ, ""))
+    except ValueError:
+        return None
+
+
+def _decode_or_error(data: bytes, max_bytes: int = MAX_BYTES) -> tuple[Event | UnknownEvent | None, str | None]:
+    try:
+        return decode(data, max_bytes=max_bytes), None
+    except DecodeError as exc:
+        return None, str(exc)
