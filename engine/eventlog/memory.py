@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from engine.errors import RunMovedOn
 from engine.eventlog.port import Appended, Delivery
@@ -110,6 +110,27 @@ class InMemoryEventLog:
                 record = _decode_record(seq, subject, data, unreadable)
                 if record is not None:
                     yield record
+
+    async def follow(
+        self, run_id: str, after: int = 0, *, unreadable: list[Unreadable] | None = None
+    ) -> AsyncGenerator[Recorded, None]:
+        """Reads what is stored after ``after``, then sleeps on the append condition
+        until more is; never holds the condition while the caller has an event."""
+        cursor = after
+        while True:
+            stored = len(self._messages)
+            for seq in range(cursor + 1, stored + 1):
+                subject, data = self._messages[seq - 1]
+                cursor = seq
+                parsed = parse_subject(subject)
+                if parsed is None or parsed[0] != run_id:
+                    continue
+                record = _decode_record(seq, subject, data, unreadable)
+                if record is not None:
+                    yield record
+            async with self._new_message:
+                while len(self._messages) <= cursor:
+                    await self._new_message.wait()
 
     async def run_ids(self) -> list[str]:
         found: dict[str, None] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -112,6 +112,18 @@ class EventStore(Protocol):
     ) -> AsyncIterator[Recorded]:
         """Every event (optionally matching a subject filter) from ``after_seq`` on;
         unreadable messages are skipped as :meth:`read_run` does."""
+        ...
+
+    def follow(
+        self, run_id: str, after: int = 0, *, unreadable: list[Unreadable] | None = None
+    ) -> AsyncGenerator[Recorded, None]:
+        """A run's events after sequence ``after`` in stream order, then each new one as it
+        is recorded, for as long as the caller iterates; close the iterator to stop.
+
+        No event is handed out twice or left out, through reconnects and failovers too
+        (a bus that stays away ends it with ``BusUnavailable``). Unreadable messages are
+        skipped as :meth:`read_run` does, each reported once.
+        """
         ...
 
     async def run_ids(self) -> list[str]:

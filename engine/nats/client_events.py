@@ -33,6 +33,9 @@ class ClientEvents:
         self.permission_listeners: list[Callable[[str], bool]] = []
         """Called with the subject of each publish or subscription the server refused; one
         that returns True reports the refusal to its caller, so it is not logged here too."""
+        self.reconnect_listeners: list[Callable[[], None]] = []
+        """Called after each reconnect: what the server held for this client only (an
+        ordered consumer of a restarted server) may be gone and must be made again."""
         self._refusal_logged = False
 
     def callbacks(self) -> dict[str, Any]:
@@ -76,6 +79,8 @@ class ClientEvents:
     async def on_reconnected(self) -> None:
         self._refusal_logged = False
         log.info("nats_reconnected", client=self.name)
+        for listener in list(self.reconnect_listeners):
+            listener()
 
 
 _VIOLATION = re.compile(r'permissions violation for (?:publish|subscription) to "?([^"\s]+)"?', re.IGNORECASE)

@@ -4,6 +4,7 @@
 |---|---|
 | ``log`` | :class:`JetStreamEventLog`: connects and hands each call to its port |
 | ``event_store`` | appends, run and bulk reads, leader reads (the ``EventStore`` port) |
+| ``follow`` | following a run as it is recorded, on an ordered push consumer |
 | ``direct_get`` | batched direct gets on one shared reply inbox |
 | ``work_queue`` | the durable work consumer as deliveries (``WorkSource``) |
 | ``marks`` | which handler finished which event (``HandledMarks``) |

@@ -1,7 +1,7 @@
-"""The event store port on JetStream: appends, reads of a run or the stream.
+"""The event store port on JetStream: appends, reads of a run or the stream, and follows.
 
 A run's events are the messages of its subjects in the one stream. Reads of a run are
-batched direct gets; bulk reads go through ordered push consumers.
+batched direct gets; bulk reads and follows go through ordered push consumers.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 import nats.errors
 import nats.js.errors
@@ -30,6 +30,7 @@ from engine.nats.jetstream.errors import (
     LaggingReplica,
     missing,
 )
+from engine.nats.jetstream.follow import RunFollow
 from engine.nats.jetstream.payloads import PAYLOAD_HEADER, Payloads, stub
 from engine.nats.jetstream.reply_subject import sequence_and_pending
 from engine.nats.publisher import PublishRefused, StreamPublisher
@@ -311,3 +312,18 @@ class JetStreamEventStore:
         msg = await retrying(lambda: self.js.get_msg(self.stream, seq=first), doing="read the stream's first message")
         digest = hashlib.sha256((msg.subject or "").encode() + b"\n" + (msg.data or b"")).hexdigest()[:16]
         return f"{self.stream}@{first}:{digest}"
+
+    # -- following -------------------------------------------------------------------
+
+    async def follow(
+        self, run_id: str, after: int = 0, *, unreadable: list[Unreadable] | None = None
+    ) -> AsyncGenerator[Recorded, None]:
+        """The run's events after sequence ``after``, then each one as it is recorded.
+
+        An ordered push consumer delivers them; a reconnect or failover makes a new one
+        after the last event handed out (see :class:`RunFollow`). Close the iterator to stop.
+        """
+        following = RunFollow(self.js, self.stream, self.client_events, self.stored, run_id, after, unreadable)
+        async with contextlib.aclosing(following.records()) as records:  # closed with this iterator, not later
+            async for record in records:
+                yield record

@@ -7,7 +7,7 @@ this class connects, sets up the stream and buckets, and hands each call to its 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -140,6 +140,11 @@ class JetStreamEventLog:
         unreadable: list[Unreadable] | None = None,
     ) -> AsyncIterator[Recorded]:
         return self.events.read_all(subject_filter, after_seq=after_seq, unreadable=unreadable)
+
+    def follow(
+        self, run_id: str, after: int = 0, *, unreadable: list[Unreadable] | None = None
+    ) -> AsyncGenerator[Recorded, None]:
+        return self.events.follow(run_id, after, unreadable=unreadable)
 
     async def materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
         """The real body of a message: fetched from the Object Store when it is a stub."""
