@@ -91,28 +91,48 @@ async def watch_run(
     poll: float = 0.05,
     timeout: float | None = None,
 ) -> list[Recorded]:
-    """Follow a run until it completes or fails; returns all its events."""
-    records: list[Recorded] = []
+    """Follow a run until it completes or fails; returns all its events.
+
+    What is stored already comes in one read (a finished run is returned whole); after it
+    the log's ``follow`` hands over each event as it is recorded. ``poll`` is how often the
+    wait looks at an interruption and the deadline: no read is made then.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    records, skipped = await retrying(lambda: _read_run(runtime, run_id), doing=f"read run {run_id}")
     last = 0
-    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
-    while True:
-        fresh, skipped = await retrying(lambda after=last: _read_run(runtime, run_id, after),
-                                        doing=f"read run {run_id}")
-        for record in fresh:
-            records.append(record)
-            last = record.seq
-            if on_event is not None:
-                on_event(record)
-        for found in skipped:  # reported once: the next poll starts after it
-            report_unreadable(found, None)
-            last = max(last, found.seq)
-        if any(isinstance(r.event, RUN_ENDINGS) for r in fresh):
-            return records
-        if deadline is not None and asyncio.get_running_loop().time() > deadline:
-            msg = f"run {run_id} did not finish within {timeout:.0f}s"
-            raise TimeoutError(msg)
-        await asyncio.sleep(poll)
-        stop_if_interrupted()
+    for record in records:
+        last = record.seq
+        if on_event is not None:
+            on_event(record)
+    for found in skipped:  # reported once: following starts after it
+        report_unreadable(found, None)
+        last = max(last, found.seq)
+    if any(isinstance(r.event, RUN_ENDINGS) for r in records):
+        return records
+    following = runtime.log.follow(run_id, last)
+    waiting: asyncio.Future[Recorded] | None = None
+    try:
+        while True:
+            waiting = waiting or asyncio.ensure_future(anext(following))
+            done, _ = await asyncio.wait({waiting}, timeout=poll)
+            if done:
+                record, waiting = waiting.result(), None
+                records.append(record)
+                if on_event is not None:
+                    on_event(record)
+                if isinstance(record.event, RUN_ENDINGS):
+                    return records
+            if deadline is not None and loop.time() > deadline:
+                msg = f"run {run_id} did not finish within {timeout:.0f}s"
+                raise TimeoutError(msg)
+            stop_if_interrupted()
+    finally:
+        if waiting is not None:  # the follow must be idle before it can be closed
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await waiting
+        await following.aclose()
 
 
 async def run_events(runtime: Runtime, run_id: str, unreadable: list[Unreadable] | None = None) -> list[Recorded]:
