@@ -378,7 +378,7 @@ async def test_a_run_whose_engine_written_event_lost_its_body_fails_with_the_rea
 
     event = submission("lost-question", "q" * 300_000)
     await event_log.append(event)  # over the inline size: the stream holds a stub
-    await event_log._payloads.delete(hashlib.sha256(encode(event)).hexdigest())  # the object store loses it
+    await event_log.payloads.store.delete(hashlib.sha256(encode(event)).hexdigest())  # the object store loses it
     observed = Observed()
     await _dispatch_until(event_log, lambda: _has(event_log, "lost-question", RunFailed), observer=observed)
     records = await event_log.read_run("lost-question", unreadable=[])
