@@ -201,7 +201,7 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 """After a box and a full stop: ``\\boxed{4}.2`` is 4.2 and ``\\boxed{4}...`` an ellipsis."""
 
 
-def in_context(text: str, span: tuple[int, int, int]) -> str:
+def in_context(text: str, span: tuple[int, int, int, int]) -> str:
     """The box's content, with what is written against it (a reader does not see a box alone):
     the command whose argument it is (``\\cancel{\\boxed{42}}``, ``\\frac{1}{\\boxed{42}}``), a sign,
     relation or digit before it (``-\\boxed{42}``, ``x \\neq \\boxed{42}``, ``4\\boxed{2}``) and a
