@@ -15,7 +15,9 @@ import msgspec
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.model import ModelCallFailed
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
+from replay.dataset_scores import INCOMPLETE_REASONS
 
 SUBMITTED_TAG = "problem.submitted"
 
@@ -56,6 +58,8 @@ class RunSummary(msgspec.Struct, kw_only=True):
     grader: str | None = None
     grader_version: str | None = None
     policy_version: str | None = None
+    failure: str | None = None
+    """The main episode's last failed model call, which is why a run ended ``model_failed``."""
 
 
 def fold(summary: RunSummary, seq: int, event: Event) -> None:
@@ -77,6 +81,9 @@ def fold(summary: RunSummary, seq: int, event: Event) -> None:
     elif isinstance(event, EpisodeEnded):
         if event.episode == "main":
             summary.steps = event.steps
+    elif isinstance(event, ModelCallFailed):
+        if event.episode == "main":
+            summary.failure = f"{event.role} model call failed ({event.kind}): {event.message}"
     elif isinstance(event, TrajectorySealed):
         if event.episode == "main":
             versions = event.policy_versions
@@ -101,7 +108,11 @@ def _fold_submission(summary: RunSummary, event: ProblemSubmitted) -> None:
 
 
 def _fold_ending(summary: RunSummary, event: Event) -> None:
-    if isinstance(event, RunCompleted):
+    if isinstance(event, RunCompleted) and event.done_reason in INCOMPLETE_REASONS:
+        # ended without the model's answer being judged (its server failed): no score, and not "completed"
+        summary.status, summary.ended_at, summary.score = "failed", event.occurred_at, None
+        summary.reason = f"not completed ({event.done_reason}): {summary.failure or 'no model call failure recorded'}"
+    elif isinstance(event, RunCompleted):
         summary.status, summary.ended_at = "completed", event.occurred_at
         summary.score = event.score if event.score is not None else summary.score
         summary.answer = event.answer if event.answer is not None else summary.answer

@@ -114,6 +114,26 @@ def test_solve_whose_model_server_fails_reports_the_run_not_completed_and_exits_
     assert "connection refused" in result["failure"]
 
 
+def test_runs_lists_a_run_its_model_server_failed_as_failed_with_why_and_no_score(tmp_path: Path) -> None:
+    """`apollo runs` agrees with solve: a model_failed run is failed (no score 0 beside "completed"), and
+    --json names the failed call; `--status failed` finds it."""
+    config = tmp_path / "no-retries.yaml"
+    config.write_text(NO_RETRIES)
+    data = tmp_path / "data"
+    code, _, err = apollo(data, "solve", "What is 2+3?", "--answer", "5", "--no-probe", "--run-id", "solve-refused",
+                          "--model", "smollm2", "--model-url", _nothing_listening(), "--config", str(config))
+    assert code == 1, err[-2000:]
+    code, out, err = apollo(data, "runs")
+    assert code == 0, err[-2000:]
+    [row] = [line.split() for line in out.splitlines() if line.startswith("solve-refused")]
+    assert row[6:8] == ["failed", "-"]
+    code, out, _ = apollo(data, "runs", "--json", "--status", "failed")
+    [listed] = json.loads(out)
+    assert (listed["run_id"], listed["status"], listed["score"]) == ("solve-refused", "failed", None)
+    assert listed["reason"].startswith("not completed (model_failed): policy model call failed (connection): "
+                                       "cannot reach the model server: connection refused")
+
+
 def test_fork_with_nothing_listening_at_the_model_url_makes_no_fork(parent: tuple[Path, str]) -> None:
     """Fork against a closed model port reports connection refused and makes no fork."""
     data, run_id = parent
