@@ -19,6 +19,7 @@ import msgspec
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.app.operations import local_workers, new_run_id, outcome, run_events, watch_run
 from engine.cli.endpoint_probe import probe_run_endpoints
+from engine.cli.left_running import say_left_running
 from engine.cli.run_lookup import resolve_run_id
 from engine.cli.solve import print_result
 from engine.cli.submitted_settings import announce, submitted_config
@@ -326,8 +327,12 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
                   file=sys.stderr)
             if args.no_wait:
                 return 0
-            records = await watch_run(runtime, plan.run_id, timeout=args.timeout) if plan.frontier else \
-                await run_events(runtime, plan.run_id)
+            try:
+                records = await watch_run(runtime, plan.run_id, timeout=args.timeout) if plan.frontier else \
+                    await run_events(runtime, plan.run_id)
+            except asyncio.CancelledError:  # Ctrl-C: the fork itself is not stopped by that
+                say_left_running("fork", plan.run_id, engine_running=engine_running)
+                raise
     finally:
         await runtime.close()
 

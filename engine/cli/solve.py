@@ -20,6 +20,7 @@ from engine.app.operations import (
     watch_run,
 )
 from engine.cli.endpoint_probe import probe_run_endpoints
+from engine.cli.left_running import say_left_running
 from engine.cli.problem_args import (
     add_problem_arguments,
     apply_model_flags,
@@ -87,6 +88,9 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             try:
                 records = await watch_run(runtime, run_id, None if args.json else numbered_progress(),
                                           timeout=args.timeout)
+            except asyncio.CancelledError:  # Ctrl-C: the run itself is not stopped by that
+                say_left_running("solve", run_id, engine_running=engine_running)
+                raise
             finally:
                 if hint is not None:
                     hint.cancel()

@@ -27,20 +27,23 @@ def _rows(data: Path) -> dict[str, dict]:
     return {row["run_id"]: row for row in json.loads(out)}
 
 
-def _interrupted_solve(data: Path, model: FakeModel, run_id: str) -> None:
-    """`apollo solve` against a slow model, stopped with Ctrl-C while its first call waits."""
+def _interrupted_solve(data: Path, model: FakeModel, run_id: str) -> str:
+    """`apollo solve` against a slow model, stopped with Ctrl-C while its first call waits; its stderr."""
     env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
     env.pop("APOLLO_NATS_URL", None)
+    calls = model.calls()
     process = subprocess.Popen([sys.executable, "-m", "engine", "solve", "What is 2+3?", "--answer", "5",
                                 "--model", "fake-model", "--model-url", model.url, "--no-probe", "--run-id", run_id],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                start_new_session=True)
     deadline = time.monotonic() + 60
-    while model.calls() == 0:
+    while model.calls() == calls:
         assert process.poll() is None and time.monotonic() < deadline, "solve made no model call"
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(60) == 130
+    assert process.stderr is not None
+    return process.stderr.read().decode()
 
 
 def test_an_interrupted_solve_is_cancelled_shown_as_such_and_left_alone_by_workers(tmp_path: Path) -> None:
@@ -76,6 +79,20 @@ def test_an_interrupted_solve_is_cancelled_shown_as_such_and_left_alone_by_worke
     assert err.strip().splitlines()[-1] == "apollo: error: run after-cancel has already completed: nothing to cancel"
     code, _, err = apollo(data, "cancel", "no-such-run")
     assert code == 1 and "unknown run 'no-such-run'" in err
+
+
+def test_an_interrupted_solve_names_the_run_it_leaves_and_how_to_end_it(tmp_path: Path) -> None:
+    """Ctrl-C ends the command, not the run: solve says the run is left running (or goes on in the
+    running engine) and that `apollo cancel RUN` ends it."""
+    with fake_model_server("--latency-ms", "4000") as model:
+        err = _interrupted_solve(tmp_path / "alone", model, "solve-alone")
+        with running_engine(tmp_path / "engine"):  # a data dir of its own: no left run for it to resume
+            engine_err = _interrupted_solve(tmp_path / "engine", model, "solve-engine")
+    assert ("apollo solve: run solve-alone is left unfinished: `apollo runs` lists it as running, and workers "
+            "started later (`apollo up`, another solve or run here) go on with it; "
+            "`apollo cancel solve-alone --reason TEXT` ends it") in err
+    assert ("apollo solve: run solve-engine goes on in the running engine (`apollo show solve-engine` shows how "
+            "far it got); `apollo cancel solve-engine --reason TEXT` ends it") in engine_err
 
 
 def test_a_cancelled_run_still_verifies(tmp_path: Path) -> None:
