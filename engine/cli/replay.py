@@ -316,7 +316,7 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
             overrides = fork_overrides(args, _policy_model(parent))
             workflow, run_settings = _fork_settings(parent, overrides)
             policy = run_settings.get("models", {}).get("policy") or submitted_config(settings)["models"]["policy"]
-            print(announce("fork", policy, engine_url), file=sys.stderr)
+            print(announce("fork", policy, engine_url, workers_here=not args.no_wait), file=sys.stderr)
             if not args.no_probe:
                 await probe_run_endpoints(run_settings, workflow, settings, nothing="no fork was made")
             plan = await fork_run(runtime.log, parent_id, at_seq=at_seq, overrides=overrides,

@@ -31,13 +31,16 @@ def policy_words(spec: Mapping[str, Any]) -> str:
     return f"policy model {model} at {spec.get('base_url')}"
 
 
-def where_words(engine_url: str | None) -> str:
-    """Which workers run it: this process's, or a running engine's (with this command's settings)."""
+def where_words(engine_url: str | None, *, workers_here: bool = True) -> str:
+    """Which workers run it: this process's, a running engine's (with this command's settings), or,
+    when the command starts none (``fork --no-wait``) and no engine runs, none yet."""
+    if engine_url is None and not workers_here:
+        return "no engine runs here and --no-wait starts no workers: it runs once workers start (`apollo up`)"
     if engine_url is None:
         return "embedded nats-server + in-process workers"
     return f"running engine at {engine_url} (its workers use this command's settings, not the engine's own)"
 
 
-def announce(command: str, policy: Mapping[str, Any], engine_url: str | None) -> str:
+def announce(command: str, policy: Mapping[str, Any], engine_url: str | None, *, workers_here: bool = True) -> str:
     """The stderr line a command prints before it submits."""
-    return f"apollo {command}: {policy_words(policy)}; {where_words(engine_url)}"
+    return f"apollo {command}: {policy_words(policy)}; {where_words(engine_url, workers_here=workers_here)}"

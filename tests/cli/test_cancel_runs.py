@@ -118,6 +118,18 @@ def test_a_fork_is_listed_from_when_it_was_made(two_runs: Path, tmp_path: Path) 
     assert fork["status"] == "completed" and 0 < fork["duration_s"] < 120
 
 
+def test_fork_no_wait_without_an_engine_says_no_worker_runs_it_yet(two_runs: Path, tmp_path: Path) -> None:
+    """`fork --no-wait` starts no workers: with no engine it must not claim in-process workers run the fork."""
+    two_runs = copy_of(two_runs, tmp_path)  # the fork stays out of the runs other tests list
+    code, out, err = apollo(two_runs, "fork", "solve-abc1", "--at", "3", "--no-wait", "--run-id", "fork-idle")
+    assert code == 0, err[-2000:]
+    assert out.strip() == "fork-idle"
+    assert "in-process workers" not in err
+    assert ("no engine runs here and --no-wait starts no workers: it runs once workers start (`apollo up`)"
+            in err)
+    assert _rows(two_runs)["fork-idle"]["status"] == "running"
+
+
 def test_a_solve_whose_run_was_cancelled_elsewhere_reports_it_cancelled() -> None:
     """`solve` prints the outcome: a run cancelled from another terminal is cancelled, with why."""
     from datetime import UTC, datetime
