@@ -134,11 +134,15 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     freeze_startup_heap()  # a dataset run lasts: its workers need not rescan start-up objects
     try:
         submitted = await _run_ids_with(runtime, "problem.submitted")
-        _say_if_settings_differ(submitted, name, digest)
         histories: dict[str, list[Event]] = {}
-        jobs = await _plan(runtime, load, name, digest, samples, submitted, histories, retry=not args.no_retry_failed)
+        jobs, retrying = await _plan(runtime, load, name, digest, samples, submitted, histories,
+                                     retry=not args.no_retry_failed)
         if not args.no_probe and any(job.run_id not in submitted for job in jobs):
             await _probe(settings, args.workflow)
+        # said once the probe has passed: a refused endpoint starts no runs, new or retried
+        _say_if_settings_differ(submitted, name, digest)
+        if retrying:
+            print(retrying, file=sys.stderr)
         fresh = [job.run_id for job in jobs if job.run_id not in histories]
         # With outside workers, say so if none takes the first run (a dead `apollo up`, workers at zero).
         hint = asyncio.create_task(warn_if_no_worker(runtime, fresh[0], f"NATS at {engine_url}")) \
@@ -235,8 +239,9 @@ def _say_if_settings_differ(submitted: set[str], name: str, digest: str) -> None
 async def _plan(
     runtime: Runtime, load: DatasetLoad, name: str, digest: str, samples: int, submitted: set[str],
     histories: dict[str, list[Event]], *, retry: bool,
-) -> list[_Job]:
-    """One job per (problem, sample): its latest attempt, or a new one replacing a failed run.
+) -> tuple[list[_Job], str | None]:
+    """One job per (problem, sample): its latest attempt, or a new one replacing a failed run; and
+    the line saying which failed runs are retried, if any.
 
     Finished attempts have their events read into ``histories``.
     """
@@ -259,11 +264,11 @@ async def _plan(
                 else:
                     histories[job.run_id] = events
             jobs.append(job)
-    if retried:
-        reasons = ", ".join(f"{reason} {count}" for reason, count in retried.most_common())
-        print(f"apollo run: retrying {sum(retried.values())} run(s) that could not be completed ({reasons}); "
-              "--no-retry-failed keeps them", file=sys.stderr)
-    return jobs
+    if not retried:
+        return jobs, None
+    reasons = ", ".join(f"{reason} {count}" for reason, count in retried.most_common())
+    return jobs, (f"apollo run: retrying {sum(retried.values())} run(s) that could not be completed ({reasons}); "
+                  "--no-retry-failed keeps them")
 
 
 def _attempt_ids(name: str, problem_id: str, sample: int, digest: str) -> Callable[[int], str]:

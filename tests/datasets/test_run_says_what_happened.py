@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engine.models.fake_server import FakeOpenAIServer
 from handlers.ports import ModelError
-from tests.datasets.run_support import ANSWER, ROOT, SCRIPTED, apollo_in, jsonl_rows, sums_dataset
+from tests.datasets.run_support import ANSWER, ROOT, SCRIPTED, apollo_in, free_port, jsonl_rows, sums_dataset
 
 SAMPLING = ["--temperature", "0.6", "--top-p", "0.95", "--top-k", "20", "--max-tokens", "512"]
 
@@ -93,3 +93,23 @@ async def test_evolve_rows_count_the_policy_steps_of_every_round(tmp_path: Path)
     report = json.loads(out.splitlines()[-1])
     [row] = jsonl_rows(tmp_path / report["results"])
     assert row["steps"] >= 3 and report["overall"]["mean_steps"] == row["steps"]
+
+
+async def test_a_refused_endpoint_starts_no_runs_and_says_of_none_that_they_start(tmp_path: Path) -> None:
+    """The probe refuses a dead server: neither 'new runs' nor 'retrying' is said before the refusal, since
+    no run, new or retried, is started."""
+    data = str(sums_dataset(tmp_path))
+    config = tmp_path / "quick.yaml"
+    config.write_text("models:\n  policy:\n    max_retries: 0\n")
+    code, _, err = await apollo_in(tmp_path, "run", "--dataset", data, "--model", SCRIPTED)
+    assert code == 0, err[-2000:]
+    dead = ["--config", str(config), "run", "--dataset", data, "--model", "m",
+            "--model-url", f"http://127.0.0.1:{free_port()}/v1"]
+    code, _, err = await apollo_in(tmp_path, *dead, "--no-probe")
+    assert code == 1 and "new runs" in err  # two failed runs of new settings, to be retried
+
+    code, out, err = await apollo_in(tmp_path, *dead)
+    assert code == 1
+    assert out == ""
+    assert "new runs" not in err and "retrying" not in err
+    assert err.strip().splitlines()[-1].endswith("no runs were started (--no-probe skips this check)")
