@@ -66,7 +66,7 @@ async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     before = latest.step if latest else 0
     if before < options.steps:
         resumed = f", resuming after step {before}" if before else ""
-        print(f"apollo train --demo: {options.steps} steps of {options.groups} x {options.group_size} rollouts"
+        print(f"apollo train --demo: {_steps(options.steps)} of {options.groups} x {options.group_size} rollouts"
               f"{resumed}, output in {args.out}", file=sys.stderr, flush=True)
     records = await Demo(options, settings).run()
     if not records:
@@ -84,8 +84,18 @@ def _outcome(records: list[dict[str, Any]], before: int, steps: int) -> str:
              f"(step {last['step']})")
     new = [r for r in records if r["step"] > before]
     if not new:
-        return (f"nothing to train: {before} steps were already trained in an earlier run (--steps {steps}; "
+        were = "was" if before == 1 else "were"
+        return (f"nothing to train: {_steps(before)} {were} already trained in an earlier run (--steps {steps}; "
                 f"a larger --steps trains more); {trend}")
     if before:
-        return f"trained steps {new[0]['step']}-{last['step']} (steps 1-{before} in an earlier run): {trend}"
-    return f"trained {len(new)} steps: {trend}"
+        return f"trained {_span(new[0]['step'], last['step'])} ({_span(1, before)} in an earlier run): {trend}"
+    return f"trained {_steps(len(new))}: {trend}"
+
+
+def _steps(count: int) -> str:
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
+def _span(first: int, last: int) -> str:
+    """``step 3`` or ``steps 3-5``."""
+    return f"step {first}" if first == last else f"steps {first}-{last}"

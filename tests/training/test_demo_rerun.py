@@ -41,3 +41,17 @@ def test_a_finished_demo_run_again_trains_nothing_and_says_so(tmp_path: Path) ->
     assert first.startswith("nothing to train: 2 steps were already trained in an earlier run (--steps 2; a larger")
     assert "trained 2 steps" not in done.stdout and "rollouts" not in done.stderr
     assert (out / "reward.png").exists()
+
+
+def test_one_step_is_named_in_the_singular(tmp_path: Path) -> None:
+    """After a 1-step demo, the same command says '1 step was', not '1 steps were'."""
+    try:
+        require_libraries()
+    except ModelPackageMissing as exc:
+        pytest.skip(str(exc))
+    out = tmp_path / "demo"
+    _finished_demo(out, 1)
+    done = subprocess.run([sys.executable, "-m", "engine", "train", "--demo", "--steps", "1", "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("nothing to train: 1 step was already trained in an earlier run (--steps 1;")
