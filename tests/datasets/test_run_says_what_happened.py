@@ -113,3 +113,12 @@ async def test_a_refused_endpoint_starts_no_runs_and_says_of_none_that_they_star
     assert out == ""
     assert "new runs" not in err and "retrying" not in err
     assert err.strip().splitlines()[-1].endswith("no runs were started (--no-probe skips this check)")
+
+
+async def test_the_pass_at_k_curve_names_every_k_from_1_to_k(tmp_path: Path) -> None:
+    """--samples 4: the unbiased pass@k line has @1 @2 @3 @4, as the README says, not only powers of two."""
+    code, out, err = await apollo_in(tmp_path, "run", "--dataset", str(sums_dataset(tmp_path)), "--samples", "4",
+                                     "--model", SCRIPTED)
+    assert code == 0, err[-2000:]
+    curve = out.split("pass@k (unbiased estimator, Chen et al. 2021)\n")[1].splitlines()[0]
+    assert re.findall(r"@(\d+)", curve) == ["1", "2", "3", "4"]
