@@ -18,6 +18,7 @@ import structlog
 from events.codec import decode
 from events.run import RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.subjects import RUN_PREFIX
+from replay.dataset_scores import INCOMPLETE_REASONS
 
 log = structlog.get_logger("apollo.up")
 
@@ -62,9 +63,14 @@ class RunActivity:
         elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
             began = self.started.pop(event.run_id, None)
             took = None if began is None else round(time.monotonic() - began, 3)
-            if isinstance(event, RunCompleted):
-                log.info("run_finished", run_id=event.run_id, status="completed", score=event.score,
-                         answer=event.answer, seconds=took)
+            if isinstance(event, RunCompleted) and event.done_reason in INCOMPLETE_REASONS:
+                # its model server (or the engine) failed: no verdict on the model, as `apollo runs` lists it
+                log.info("run_finished", run_id=event.run_id, status="failed",
+                         reason=f"not completed ({event.done_reason})", seconds=took)
+            elif isinstance(event, RunCompleted):
+                answer = {} if event.answer is None else {"answer": event.answer}  # no Python None as an answer
+                log.info("run_finished", run_id=event.run_id, status="completed", done_reason=event.done_reason,
+                         score=event.score, **answer, seconds=took)
             elif isinstance(event, RunCancelled):
                 log.info("run_finished", run_id=event.run_id, status="cancelled", reason=event.reason, by=event.by,
                          seconds=took)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.nats.server import free_port
-from tests.cli.engine_support import FakeModel, fake_model_server
+from tests.cli.engine_support import FakeModel, fake_model_server, running_engine
 from tests.cli.support import DATASET, apollo
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -132,6 +132,22 @@ def test_runs_lists_a_run_its_model_server_failed_as_failed_with_why_and_no_scor
     assert (listed["run_id"], listed["status"], listed["score"]) == ("solve-refused", "failed", None)
     assert listed["reason"].startswith("not completed (model_failed): policy model call failed (connection): "
                                        "cannot reach the model server: connection refused")
+
+
+def test_apollo_up_logs_a_run_its_model_server_failed_as_failed_not_completed(tmp_path: Path) -> None:
+    """The engine's run_finished line agrees with solve and `apollo runs`: failed, not completed with score 0;
+    and a run that ended without an answer never logs Python's None as one."""
+    config = tmp_path / "no-retries.yaml"
+    config.write_text(NO_RETRIES)
+    data = tmp_path / "data"
+    with running_engine(data):
+        code, _, err = apollo(data, "solve", "What is 2+3?", "--answer", "5", "--no-probe", "--run-id", "up-refused",
+                              "--model", "smollm2", "--model-url", _nothing_listening(), "--config", str(config))
+        assert code == 1, err[-2000:]
+    [line] = [line for line in (tmp_path / "up-data.log").read_text().splitlines()
+              if "run_finished" in line and "up-refused" in line]
+    assert "status=failed" in line and "reason='not completed (model_failed)'" in line
+    assert "score=" not in line and "None" not in line
 
 
 def test_fork_with_nothing_listening_at_the_model_url_makes_no_fork(parent: tuple[Path, str]) -> None:
