@@ -27,6 +27,7 @@ from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturne
 from handlers.answer_text import answer_phrase
 from handlers.projections.registry import Projection, projections
 from replay.call_marks import call_marks
+from replay.run_ending import completion_phrase
 
 _STRING_CLIP = 400
 _LIST_CLIP = 12
@@ -110,9 +111,7 @@ def _run_meta(records: list[Recorded], numbers: dict[tuple[str, int], int]) -> s
             model = record.event.settings.get("models", {}).get("policy", {}).get("model", "?")
             lines.append(f"policy model: {_e(str(model))}")
         elif isinstance(record.event, RunCompleted):
-            score = "ungraded" if record.event.score is None else f"score {record.event.score:g}"
-            lines.append(f"completed: {_e(record.event.done_reason)}, {_e(answer_phrase(record.event.answer))}, "
-                         f"{score}")
+            lines.append(_e(completion_phrase(record.event)))
         elif isinstance(record.event, RunFailed):
             lines.append(f"failed: {_e(record.event.reason)}")
         elif isinstance(record.event, RunCancelled):

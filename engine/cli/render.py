@@ -28,6 +28,7 @@ from events.run import (
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.answer_text import answer_phrase
 from replay.call_marks import call_marks
+from replay.run_ending import completion_phrase
 
 
 def summary(event: Event, width: int = 100) -> str:
@@ -80,8 +81,7 @@ def summary(event: Event, width: int = 100) -> str:
             answer = f"{answer_phrase(event.answer)}, verdict {verdict}, correct {event.correct}"
             return f"round {event.round}{branch} completed: {answer}"
         case RunCompleted():
-            score = "ungraded" if event.score is None else f"score {event.score:g}"
-            return f"run completed: {event.done_reason}, {answer_phrase(event.answer)}, {score}"
+            return f"run {completion_phrase(event)}"
         case RunFailed():
             return f"run failed: {event.reason}"
         case RunCancelled():

@@ -114,15 +114,23 @@ def test_solve_whose_model_server_fails_reports_the_run_not_completed_and_exits_
     assert "connection refused" in result["failure"]
 
 
-def test_runs_lists_a_run_its_model_server_failed_as_failed_with_why_and_no_score(tmp_path: Path) -> None:
-    """`apollo runs` agrees with solve: a model_failed run is failed (no score 0 beside "completed"), and
-    --json names the failed call; `--status failed` finds it."""
-    config = tmp_path / "no-retries.yaml"
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding ``solve-refused``: run with --no-probe against a closed port, so it ended model_failed."""
+    folder = tmp_path_factory.mktemp("refused")
+    config = folder / "no-retries.yaml"
     config.write_text(NO_RETRIES)
-    data = tmp_path / "data"
+    data = folder / "data"
     code, _, err = apollo(data, "solve", "What is 2+3?", "--answer", "5", "--no-probe", "--run-id", "solve-refused",
                           "--model", "smollm2", "--model-url", _nothing_listening(), "--config", str(config))
     assert code == 1, err[-2000:]
+    return data
+
+
+def test_runs_lists_a_run_its_model_server_failed_as_failed_with_why_and_no_score(refused: Path) -> None:
+    """`apollo runs` agrees with solve: a model_failed run is failed (no score 0 beside "completed"), and
+    --json names the failed call; `--status failed` finds it."""
+    data = refused
     code, out, err = apollo(data, "runs")
     assert code == 0, err[-2000:]
     [row] = [line.split() for line in out.splitlines() if line.startswith("solve-refused")]
@@ -132,6 +140,21 @@ def test_runs_lists_a_run_its_model_server_failed_as_failed_with_why_and_no_scor
     assert (listed["run_id"], listed["status"], listed["score"]) == ("solve-refused", "failed", None)
     assert listed["reason"].startswith("not completed (model_failed): policy model call failed (connection): "
                                        "cannot reach the model server: connection refused")
+
+
+def test_show_and_the_page_say_a_run_its_model_server_failed_was_not_completed(refused: Path, tmp_path: Path) -> None:
+    """The timeline's last line and the page's summary read 'not completed', with no score 0."""
+    code, out, err = apollo(refused, "show", "solve-refused")
+    assert code == 0, err[-2000:]
+    last = out.splitlines()[-1]
+    assert last.split()[2] == "run.completed"
+    assert last.endswith("run not completed (model_failed): no answer was judged, so no score")
+    page = tmp_path / "refused.html"
+    code, _, err = apollo(refused, "show", "solve-refused", "--html", str(page))
+    assert code == 0, err[-2000:]
+    text = page.read_text()
+    assert "not completed (model_failed): no answer was judged, so no score" in text
+    assert "completed: model_failed" not in text
 
 
 def test_apollo_up_logs_a_run_its_model_server_failed_as_failed_not_completed(tmp_path: Path) -> None:
