@@ -79,6 +79,7 @@ from handlers.episode.prompts import HistoryStep, render_policy_prompt
 from handlers.grading.extraction import extract_final_answer
 from handlers.ports import ModelReply
 from handlers.routes import ROUTES
+from handlers.run_settings import ModelSpec
 
 
 def policy(messages) -> str:  # the fake server's reply function
@@ -99,7 +100,7 @@ class StubModel:
         await asyncio.sleep(self._delay.next_s())
         return ModelReply(text=policy(messages), model="stub")
 
-    def client_for(self, role: str, model: str, settings: dict) -> StubModel:  # the router port
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> StubModel:  # the router port
         return self
 
     async def close(self) -> None:

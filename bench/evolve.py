@@ -33,6 +33,7 @@ from engine.tools.registry import ToolRegistry
 from events import ChatMessage, RoundCompleted, RunCompleted, RunFailed, SamplingParams
 from handlers.context import Services
 from handlers.routes import ROUTES
+from handlers.run_settings import ModelSpec
 
 BRANCHES = 3
 VERIFIERS = 5
@@ -101,9 +102,7 @@ async def finished(log: InMemoryEventLog, run_id: str, limit_s: float = 300.0) -
 async def sequential(base_url: str, rounds: int) -> float:
     """Seconds for the same calls made one after another."""
     router = ModelRouter()
-    client = router.client_for(
-        "policy", "fake-model", {"models": {"policy": {"base_url": base_url, "max_retries": 0}}}
-    )
+    client = router.client_for("policy", ModelSpec(model="fake-model", base_url=base_url, max_retries=0))
     params = SamplingParams()
     started = time.perf_counter()
     for _ in range(BRANCHES * rounds):

@@ -97,20 +97,20 @@ class HandlerContext:
     def catalog(self) -> Catalog:
         return self.services.catalog
 
-    def settings(self) -> dict[str, Any]:
-        """The run settings recorded in ``RunStarted`` (empty before it), as recorded."""
-        for event in self.history:
-            if isinstance(event, RunStarted):
-                return event.settings
-        return {}
-
     def run_settings(self) -> RunSettings:
-        """The recorded run settings, typed (decoded once per run).
+        """The run settings recorded in ``RunStarted``, typed (decoded once per run; the
+        defaults before it).
 
         Raises:
             RunSettingsError: a recorded value has the wrong type; the message names the run and key.
         """
+        started = next((event for event in self.history if isinstance(event, RunStarted)), None)
+        if started is None:
+            return _NO_SETTINGS
         try:
-            return run_settings_of(self.settings())
+            return run_settings_of(started.settings)
         except RunSettingsError as exc:
             raise RunSettingsError(f"run {self.event.run_id}: {exc}") from exc
+
+
+_NO_SETTINGS = RunSettings()

@@ -12,6 +12,7 @@ import msgspec
 
 from events.model import ChatMessage, ModelFailureKind, SamplingParams, TokenUsage
 from handlers.errors import HandlerError
+from handlers.run_settings import EpisodeSpec, ModelSpec
 
 
 class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,8 +57,9 @@ class ModelClient(Protocol):
 class ModelRouter(Protocol):
     """Finds the client for a role (and optional branch) of a run."""
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> ModelClient:
-        """The client that serves ``role`` for a run with these recorded settings."""
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> ModelClient:
+        """The client that serves ``role`` with the recorded ``spec`` (its ``model`` is the
+        name the request recorded); ``branch`` names the evolve branch the call belongs to."""
         ...
 
 
@@ -77,10 +79,19 @@ class ToolError(HandlerError):
         self.kind = kind
 
 
+class ToolOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool call may read of its run."""
+
+    episode: EpisodeSpec = EpisodeSpec()
+    """The episode settings of the calling role (a verifier's carry its own switches and
+    timeout: :meth:`handlers.run_settings.RunSettings.tool_episode`)."""
+    role: str = "policy"
+
+
 class ToolRunner(Protocol):
     """Runs one tool call by name."""
 
-    async def run(self, tool: str, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool: str, tool_input: str, options: ToolOptions) -> ToolResult:
         """Run ``tool`` on the raw tag body; raise :class:`ToolError` if it cannot run."""
         ...
 

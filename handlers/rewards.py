@@ -15,12 +15,14 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+import msgspec
+
 from handlers.named import index
-from handlers.run_settings import RunSettings, run_settings_of
+from handlers.run_settings import RunSettings
 
 DEFAULT_REWARD = "default"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
@@ -105,7 +107,7 @@ class RewardCatalog(Protocol):
     def reward_of(self, run: RunSettings) -> RewardSpec: ...
 
 
-def compute_reward(settings: Mapping[str, Any], catalog: RewardCatalog, *, score: float, invalid_turns: int, steps: int,
+def compute_reward(run: RunSettings, catalog: RewardCatalog, *, score: float, invalid_turns: int, steps: int,
                    done_reason: str) -> float:
     """The reward of a finished episode under the run's recorded ``episode.reward``.
 
@@ -113,8 +115,8 @@ def compute_reward(settings: Mapping[str, Any], catalog: RewardCatalog, *, score
         ValueError: the reward function returned something that is not a finite number.
         handlers.catalog.ExtensionMissing: the run's reward is not in ``catalog``.
     """
-    spec = catalog.reward_of(run_settings_of(settings))
-    episode = dict(settings.get("episode", {}))  # plugin rewards may read keys of their own
+    spec = catalog.reward_of(run)
+    episode = msgspec.to_builtins(run.episode)  # a plugin's reward reads plain values
     value = spec.compute(RewardInput(score=score, invalid_turns=invalid_turns, steps=steps,
                                      done_reason=done_reason, episode=episode))
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -10,8 +10,12 @@ of the wrong type is a :class:`RunSettingsError` naming the key. Each recorded s
 mapping is decoded once (:func:`run_settings_of` caches by the mapping's identity), so
 deciders stay cheap.
 
-The mapping itself still travels to the ports (model router, tools): adapters read keys
-handlers never need (endpoints, timeouts), and plugin rewards read their own episode keys.
+Only typed values cross the ports: a model call's :class:`ModelSpec` (what
+:meth:`RunSettings.model_of_call` picks for its role and branch) and a tool call's
+:class:`EpisodeSpec` (what :meth:`RunSettings.tool_episode` gives its role).
+
+A role's recorded section is laid over the policy's, key by key, when decoded: a hand-written
+history may name only what differs (the engine records every key).
 """
 
 from __future__ import annotations
@@ -176,9 +180,6 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Prompt text per enabled tool tag, fixed when the run started."""
     extensions: dict[str, dict[str, str]] = {}
     """``{kind: {name: plugin}}`` for each plugin domain, grader or reward the run uses."""
-    branch: str | None = None
-    """Set only in the view a branch's model calls get (:func:`branch_settings`)."""
-
     def model_for(self, role: str) -> ModelSpec:
         """The recorded model of ``role``: its own section, else the policy's."""
         return self.models.get(role) or self.models.get("policy") or _NO_MODEL
@@ -209,6 +210,30 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
         return {"policy": (spec.policy if spec else None) or policy, "verifier": branch_verifier,
                 "summarizer": branch_verifier, "aggregator": branch_verifier}
 
+    def model_of_call(self, role: str, branch: str | None) -> ModelSpec:
+        """The model that serves a call of ``role``: within a branch, the branch's model of
+        that evolve role (a helper role, ``rag_rewriter``..., uses the branch's policy);
+        outside one, the role's own section, else the policy's."""
+        if branch is None:
+            return self.model_for(role)
+        models = self.role_models(branch)
+        return models.get(role) or models["policy"]
+
+    def tool_episode(self, role: str) -> EpisodeSpec:
+        """The episode settings a tool call of ``role`` runs under.
+
+        A verifier's tool calls obey the verifier episode's own switches and timeout (the
+        reference's ``verifier_env``), not the policy's: python off for the policy and on
+        for the verifiers still runs the verifiers' code.
+        """
+        if role != "verifier":
+            return self.episode
+        verifier = self.evolve.verifier_episode
+        return msgspec.structs.replace(
+            self.episode, enable_python_code=verifier.enable_python_code,
+            enable_local_rag=verifier.enable_local_rag, python_code_timeout=verifier.python_code_timeout,
+            tools=verifier.tools)
+
 
 _NO_MODEL = ModelSpec()
 
@@ -227,13 +252,23 @@ def run_settings_of(settings: Mapping[str, Any]) -> RunSettings:
     if found is not None and found[0] is settings:  # the entry holds the mapping: its id is not reused
         return found[1]
     try:
-        typed = msgspec.convert(settings, RunSettings, strict=False)
+        typed = msgspec.convert(_roles_over_policy(settings), RunSettings, strict=False)
     except msgspec.ValidationError as exc:
         raise RunSettingsError(f"recorded run settings are invalid: {_naming_role(settings, exc)}") from exc
     if len(_decoded) >= _KEPT:
         del _decoded[next(iter(_decoded))]
     _decoded[id(settings)] = (settings, typed)
     return typed
+
+
+def _roles_over_policy(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The recorded mapping with each role's model section laid over the policy's."""
+    models = settings.get("models")
+    if not isinstance(models, Mapping) or not isinstance(policy := models.get("policy"), Mapping):
+        return settings
+    merged = {role: {**policy, **section} if isinstance(section, Mapping) else section
+              for role, section in models.items()}
+    return {**settings, "models": merged}
 
 
 def _naming_role(settings: Mapping[str, Any], error: msgspec.ValidationError) -> str:
@@ -264,79 +299,3 @@ def derived(settings: Mapping[str, Any], cache: dict[int, tuple[Mapping[str, Any
         del cache[next(iter(cache))]
     cache[id(settings)] = (settings, value)
     return value
-
-
-_helper_models: dict[int, tuple[Mapping[str, Any], dict[tuple[str, str | None], ModelSpec]]] = {}
-
-
-def helper_model(settings: Mapping[str, Any], role: str, branch: str | None) -> ModelSpec:
-    """The model of a helper role (``rag_rewriter``...) as recorded: its own keys laid over
-    the policy's, a branch's models for a branch's calls.
-
-    Raises:
-        RunSettingsError: the merged section has a value of the wrong type.
-    """
-    per_run = derived(settings, _helper_models, lambda _: {})
-    found = per_run.get((role, branch))
-    if found is None:
-        models = branch_settings(dict(settings), branch).get("models") or {}
-        merged = {**(models.get("policy") or {}), **(models.get(role) or {})}
-        try:
-            found = per_run[(role, branch)] = msgspec.convert(merged, ModelSpec, strict=False)
-        except msgspec.ValidationError as exc:
-            raise RunSettingsError(f"recorded run settings are invalid: models.{role}: {exc}") from exc
-    return found
-
-
-def models_for(settings: Mapping[str, Any], branch: str | None) -> dict[str, dict[str, Any]]:
-    """The recorded model sections per evolve role for a branch, as the ports receive them."""
-    models = dict(settings.get("models") or {})
-    policy = dict(models.get("policy") or {})
-    verifier = dict(models.get("verifier") or policy)
-    if branch is None:
-        return {
-            "policy": policy,
-            "verifier": verifier,
-            "summarizer": dict(models.get("summarizer") or verifier),
-            "aggregator": dict(models.get("aggregator") or verifier),
-        }
-    spec = next((dict(b) for b in settings.get("branches") or [] if str(b.get("branch_id")) == branch), {})
-    default = (settings.get("evolve") or {}).get("default_verifier") or verifier
-    branch_verifier = dict(spec.get("verifier") or default)
-    return {
-        "policy": dict(spec.get("policy") or policy),
-        "verifier": branch_verifier,
-        "summarizer": branch_verifier,
-        "aggregator": branch_verifier,
-    }
-
-
-def branch_settings(settings: dict[str, Any], branch: str | None) -> dict[str, Any]:
-    """Run settings as a branch's model calls see them: its models under the plain roles.
-
-    Both workflows use it: evolve branches call their own models, and a reason run's
-    calls (``branch`` None) see the run's settings unchanged.
-    """
-    if branch is None:
-        return settings
-    return {**settings, "models": models_for(settings, branch), "branch": branch}
-
-
-def tool_settings_for(settings: dict[str, Any], role: str) -> dict[str, Any]:
-    """Run settings as a tool call of ``role`` sees them.
-
-    A verifier's tool calls obey the verifier episode's own switches and timeout (the
-    reference's ``verifier_env``), not the policy's: python off for the policy and on for
-    the verifiers still runs the verifiers' code.
-    """
-    if role != "verifier":
-        return settings
-    verifier = run_settings_of(settings).evolve.verifier_episode
-    episode = {
-        **dict(settings.get("episode") or {}),
-        "enable_python_code": verifier.enable_python_code,
-        "enable_local_rag": verifier.enable_local_rag,
-        "python_code_timeout": verifier.python_code_timeout,
-        "tools": verifier.tools,
-    }
-    return {**settings, "episode": episode}

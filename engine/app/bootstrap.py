@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -22,8 +22,13 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.engine_state import clear_state, live_engine_url, write_state
 from engine.tools.registry import ToolRegistry
 from handlers.context import Services
+from handlers.ports import ModelClient
 from handlers.routes import ROUTES
+from handlers.run_settings import ModelSpec
 from handlers.workflows import RUN_SECTIONS
+
+if TYPE_CHECKING:
+    from engine.models.router import ModelRouter
 
 log = structlog.get_logger("apollo.engine")
 
@@ -185,18 +190,12 @@ def build_tools(settings: Settings) -> dict[str, Any]:
 class KeyedModelRouter:
     """Adds the live API keys back: recorded run settings never contain secrets."""
 
-    def __init__(self, router: Any, settings: Settings) -> None:
+    def __init__(self, router: ModelRouter, settings: Settings) -> None:
         self._router = router
         self._settings = settings
 
-    def client_for(self, role: str, model: str, run_settings: dict[str, Any]) -> Any:
-        branch = run_settings.get("branch")
-        models = dict(run_settings.get("models", {}))
-        for name, spec in list(models.items()):
-            models[name] = {**spec, "api_key": self._api_key(name, branch)}
-        models.setdefault("policy", {})
-        models["policy"] = {**models["policy"], "api_key": self._api_key("policy", branch)}
-        return self._router.client_for(role, model, {**run_settings, "models": models})
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> ModelClient:
+        return self._router.client_for(role, spec, branch=branch, api_key=self._api_key(role, branch))
 
     def _api_key(self, role: str, branch: str | None) -> str:
         """The live key of a role, or of a branch's model (evolve runs with branches)."""

@@ -13,7 +13,8 @@ from engine.sandbox.errors import SandboxError
 from engine.sandbox.protections import protection_report
 from engine.sandbox.sandbox import PythonSandbox
 from engine.tools.python_code import PythonCodeTool
-from handlers.ports import ToolError
+from handlers.ports import ToolError, ToolOptions
+from handlers.run_settings import EpisodeSpec
 
 
 def register(subparsers: Any) -> None:
@@ -49,9 +50,9 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
             return 1
     config = SandboxConfig(allow_degraded=args.allow_degraded)
-    settings = {} if args.timeout is None else {"python_code_timeout": args.timeout}
+    episode = EpisodeSpec() if args.timeout is None else EpisodeSpec(python_code_timeout=args.timeout)
     try:
-        result = asyncio.run(_run_once(config, code, settings))
+        result = asyncio.run(_run_once(config, code, ToolOptions(episode=episode)))
     except (SandboxError, ToolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -59,9 +60,9 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0 if result.score == 1 else 1
 
 
-async def _run_once(config: SandboxConfig, code: str, settings: dict[str, Any]) -> Any:
+async def _run_once(config: SandboxConfig, code: str, options: ToolOptions) -> Any:
     async with PythonSandbox(dataclasses.replace(config, spares=0)) as sandbox:
-        return await PythonCodeTool(sandbox).run(code, settings)
+        return await PythonCodeTool(sandbox).run(code, options)
 
 
 def _protections() -> int:

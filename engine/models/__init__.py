@@ -7,7 +7,7 @@ and is not imported here (it needs aiohttp).
 from __future__ import annotations
 
 from engine.models.openai_compat import ModelEndpoint, OpenAICompatClient
-from engine.models.router import ModelRouter, endpoint_for
+from engine.models.router import ModelRouter, endpoint_of
 from engine.models.scripted import ScriptedModelClient, ScriptError, load_script
 
 __all__ = [
@@ -16,6 +16,6 @@ __all__ = [
     "OpenAICompatClient",
     "ScriptError",
     "ScriptedModelClient",
-    "endpoint_for",
+    "endpoint_of",
     "load_script",
 ]

@@ -10,32 +10,11 @@ The model spec decides the kind of client:
   is served by the client that provider builds for the spec;
 * anything else is a served model name on an OpenAI-compatible server.
 
-For the second kind the endpoint comes from the run's recorded settings::
-
-    settings = {
-        "models": {
-            "policy": {                      # the fallback for every other role
-                "base_url": "http://127.0.0.1:8000/v1",
-                "model": "qwen3-4b",
-                "api_key": "EMPTY",
-                "timeout": 300.0,            # seconds per attempt
-                "max_retries": 5,            # retries after the first attempt
-                "max_concurrency": 64,       # in-flight requests per base_url
-                "backoff_base": 0.5,
-                "backoff_max": 30.0,
-                "extra_body": {},            # merged into every request body
-                "return_logprobs": False,
-                "return_token_ids": False,   # vLLM's return_token_ids extension
-                "temperature": 0.4,          # sampling keys are ignored here: they travel
-            },                               # in each ModelCallRequested's params
-            "verifier": {"base_url": "http://gpu-2:8000/v1", "model": "qwen3-8b"},
-        }
-    }
-
-A role's mapping is laid over the policy's, so a role only names what differs. The
-``model`` argument of :meth:`ModelRouter.client_for` (the name recorded in the request)
-wins over the settings' ``model``. Missing settings fall back to the reference's
-defaults (``http://localhost:8000/v1``, api key ``EMPTY``).
+For the third kind the endpoint is the recorded :class:`handlers.run_settings.ModelSpec`
+the caller picked for the role (``RunSettings.model_of_call``): base URL, model name,
+timeout, retries, concurrency and what to return; the API key is the live one
+(:class:`engine.app.bootstrap.KeyedModelRouter` adds it: recorded settings never hold a
+secret). Sampling values travel in each ``ModelCallRequested``'s params, not here.
 
 Policy versions: once the serving side has activated a version for a role at an endpoint
 (``policy.activated``, see :mod:`engine.serving`), the client returned for that role and
@@ -48,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -64,7 +42,6 @@ SCRIPTED_PREFIX = "scripted:"
 DEFAULT_BASE_URL = ModelSpec().base_url
 """One default for every model endpoint: the recorded settings struct's."""
 _REPO_ROOT = Path(__file__).resolve().parents[2]
-_ENDPOINT_FIELDS = frozenset(ModelEndpoint.__struct_fields__)
 
 ModelProvider = Callable[[str, str], ModelClient]
 """Builds the client for ``(role, model spec)`` of a registered prefix."""
@@ -94,17 +71,18 @@ class ModelRouter:
         self._openai: dict[bytes, OpenAICompatClient] = {}
         self._scripted: dict[tuple[Path, str], ModelClient] = {}
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> ModelClient:
-        """The client that serves ``role`` for a run with these recorded settings."""
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None,
+                   api_key: str = "EMPTY") -> ModelClient:
+        """The client that serves ``role`` with the recorded ``spec`` (``branch`` does not
+        change the endpoint: ``spec`` is already the branch's)."""
+        del branch
+        model = spec.model
         for prefix, provider in self.providers.items():
             if model.startswith(prefix):
                 return provider(role, model)
         if model.startswith(SCRIPTED_PREFIX):
             return self._scripted_client(role, model.removeprefix(SCRIPTED_PREFIX))
-        try:
-            endpoint = endpoint_for(role, model, settings)
-        except (msgspec.ValidationError, TypeError) as exc:
-            return UnusableModelClient(f"bad model settings for role {role!r}: {exc}")
+        endpoint = endpoint_of(spec, api_key=api_key)
         active = self._policies.for_call(role, endpoint.base_url)
         if active is not None and active.served_model:
             endpoint = msgspec.structs.replace(endpoint, model=active.served_model)
@@ -145,17 +123,9 @@ def resolve_scripted_path(spec: str, search_root: Path = _REPO_ROOT) -> Path:
     return fallback.resolve() if fallback.exists() else path.resolve()
 
 
-def endpoint_for(role: str, model: str, settings: Mapping[str, Any]) -> ModelEndpoint:
-    """The endpoint for ``role``: its settings laid over the policy's, ``model`` first."""
-    models = settings.get("models") or {}
-    merged: dict[str, Any] = {"base_url": DEFAULT_BASE_URL}
-    for name in ("policy", role):
-        section = models.get(name) if isinstance(models, Mapping) else None
-        if isinstance(section, Mapping):
-            merged.update({k: v for k, v in section.items() if k in _ENDPOINT_FIELDS})
-    if model:
-        merged["model"] = model
-    merged.setdefault("model", "")
-    if merged.get("api_key") is None:
-        merged["api_key"] = "EMPTY"
-    return msgspec.convert(merged, ModelEndpoint, strict=False)
+def endpoint_of(spec: ModelSpec, *, api_key: str | None = "EMPTY") -> ModelEndpoint:
+    """The OpenAI-compatible endpoint a recorded model spec names (``EMPTY`` without a key)."""
+    return ModelEndpoint(base_url=spec.base_url, model=spec.model, api_key=api_key or "EMPTY",
+                         timeout=spec.timeout, max_retries=spec.max_retries,
+                         max_concurrency=spec.max_concurrency, return_logprobs=spec.return_logprobs,
+                         return_token_ids=spec.return_token_ids)

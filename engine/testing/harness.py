@@ -11,6 +11,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from engine.app.bootstrap import settings_for_run
 from engine.config.settings import Settings, validate
 from engine.eventlog.memory import InMemoryEventLog
@@ -19,8 +21,9 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.tools.registry import ToolRegistry
 from events.run import RUN_ENDINGS
 from handlers.context import Services
-from handlers.ports import Grade, ToolResult
+from handlers.ports import Grade, ToolOptions, ToolResult
 from handlers.routes import ROUTES
+from handlers.run_settings import EpisodeSpec
 
 
 class EchoPython:
@@ -32,10 +35,15 @@ class EchoPython:
         self.stdout = stdout
         self.calls: list[str] = []
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         self.calls.append(tool_input)
         text = json.dumps({"result": self.stdout, "stderr": "", "status": "success", "returncode": 0})
         return ToolResult(text=text, score=1.0)
+
+
+def tool_options(*, role: str = "policy", **episode: Any) -> ToolOptions:
+    """A tool call's options with these ``episode`` values (checked as a recording would be)."""
+    return ToolOptions(episode=msgspec.convert(episode, EpisodeSpec, strict=False), role=role)
 
 
 class ExactGrader:

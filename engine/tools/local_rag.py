@@ -12,7 +12,7 @@ from typing import Any
 from engine.rag.kb import KnowledgeBase
 from engine.rag.render import render_hits
 from engine.rag.request import DEFAULT_TOP_K, RagRequest, RequestProblem, parse_request
-from handlers.ports import ToolResult
+from handlers.ports import ToolOptions, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +40,11 @@ class LocalRagTool:
             self._kb = KnowledgeBase(self._data_dir)
         return self._kb
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         """Answer one tag body; every failure is an observation with score 0."""
-        settings = settings if isinstance(settings, dict) else {}
-        if settings.get("enable_local_rag") is False:
+        if not options.episode.enable_local_rag:
             return _reply({"result": "Local RAG is not enabled.", "status": "disabled"}, 0)
-        parsed = parse_request(tool_input, _default_top_k(settings))
+        parsed = parse_request(tool_input, _default_top_k(options.episode.rag_top_k))
         if isinstance(parsed, RequestProblem):
             return _problem(parsed)
         loop = asyncio.get_running_loop()
@@ -67,14 +66,9 @@ class LocalRagTool:
         self._executor.shutdown(wait=True)
 
 
-def _default_top_k(settings: dict[str, Any]) -> int:
-    rag = settings.get("rag")
-    value = rag.get("top_k") if isinstance(rag, dict) else None
-    return (
-        value
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0
-        else (DEFAULT_TOP_K)
-    )
+def _default_top_k(value: int) -> int:
+    """The run's ``rag_top_k`` when positive, else the tool's default."""
+    return value if value > 0 else DEFAULT_TOP_K
 
 
 def _problem(problem: RequestProblem) -> ToolResult:

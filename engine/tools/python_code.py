@@ -13,7 +13,7 @@ import structlog
 from engine.sandbox.errors import SandboxError
 from engine.sandbox.outcome import empty_code_json, exception_json, tool_json
 from engine.sandbox.sandbox import PythonSandbox
-from handlers.ports import ToolError, ToolResult
+from handlers.ports import ToolError, ToolOptions, ToolResult
 
 log = structlog.get_logger(__name__)
 
@@ -23,7 +23,7 @@ NAME = "python_code"
 class PythonCodeTool:
     """Runs a tag body as Python; the text is the reference's JSON, the score 0 or 1.
 
-    Recognised settings: ``python_code_timeout`` (seconds) and ``enable_python_code``.
+    It reads the call's ``python_code_timeout`` (seconds) and ``enable_python_code``.
     Failures of the user's code are results; any failure of the sandbox raises ``ToolError``
     (recorded as a tool failure), never another exception.
     """
@@ -33,10 +33,9 @@ class PythonCodeTool:
     def __init__(self, sandbox: PythonSandbox) -> None:
         self._sandbox = sandbox
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         """Run ``tool_input`` and render the outcome as the reference did."""
-        settings = settings if isinstance(settings, dict) else {}
-        if settings.get("enable_python_code", True) is False:
+        if not options.episode.enable_python_code:
             text = json.dumps(
                 {"result": "Python code execution is not enabled.", "status": "disabled"}
             )
@@ -48,7 +47,7 @@ class PythonCodeTool:
             text, score = empty_code_json()
             return ToolResult(text=text, score=score)
         try:
-            outcome = await self._sandbox.run(tool_input, timeout=_timeout(settings))
+            outcome = await self._sandbox.run(tool_input, timeout=_timeout(options.episode.python_code_timeout))
         except SandboxError as exc:
             raise ToolError(str(exc), kind="sandbox") from exc
         except Exception as exc:  # any other failure is still the sandbox's
@@ -58,15 +57,8 @@ class PythonCodeTool:
         return ToolResult(text=text, score=score)
 
 
-def _timeout(settings: dict[str, Any]) -> float | None:
-    """``python_code_timeout`` when it is a usable positive number, else the default."""
-    value = settings.get("python_code_timeout")
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
+def _timeout(seconds: float) -> float | None:
+    """The call's timeout when it is a usable positive number, else the sandbox's default."""
     return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
@@ -91,9 +83,9 @@ class SandboxedPython:
         if self._warming is None and self._tool is None:
             self._warming = loop.create_task(self._warm())
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> Any:
+    async def run(self, tool_input: str, options: ToolOptions) -> Any:
         await self._started()
-        return await self._tool.run(tool_input, settings)
+        return await self._tool.run(tool_input, options)
 
     async def close(self) -> None:
         if self._warming is not None and not self._warming.done():

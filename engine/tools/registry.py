@@ -1,4 +1,4 @@
-"""The tool runner port: tools registered by tag, each called with the run's settings."""
+"""The tool runner port: tools registered by tag, each called with its run's tool options."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import asyncio
 import inspect
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
-from engine.tools.builtin_tools import ENABLE_FLAGS, enabled_by_default
-from handlers.ports import ToolError, ToolResult
+from engine.tools.builtin_tools import ENABLE_FLAGS
+from handlers.ports import ToolError, ToolOptions, ToolResult
 
 
 class Tool(Protocol):
@@ -17,10 +17,8 @@ class Tool(Protocol):
 
     name: str
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         ...
-
-
 
 
 class ToolRegistry:
@@ -30,20 +28,20 @@ class ToolRegistry:
         self.tools = dict(tools)
         self.timeout = timeout
 
-    async def run(self, tool: str, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool: str, tool_input: str, options: ToolOptions) -> ToolResult:
         implementation = self.tools.get(tool)
         if implementation is None:
             known = ", ".join(sorted(self.tools)) or "none"
             msg = f"unknown tool {tool!r} (available: {known})"
             raise ToolError(msg, kind="unknown_tool")
         flag = ENABLE_FLAGS.get(tool)
-        if flag and not settings.get("episode", {}).get(flag, enabled_by_default(flag)):
+        if flag and not getattr(options.episode, flag):
             return disabled_result(tool)
-        offered = settings.get("episode", {}).get("tools")
-        if not flag and isinstance(offered, list) and tool not in offered:
+        offered = options.episode.tools
+        if not flag and offered is not None and tool not in offered:
             return disabled_result(tool)  # a plugin tool this run did not offer
         try:
-            return await asyncio.wait_for(implementation.run(tool_input, tool_settings(settings)), self.timeout)
+            return await asyncio.wait_for(implementation.run(tool_input, options), self.timeout)
         except TimeoutError as exc:
             msg = f"tool {tool} did not finish within {self.timeout:.0f}s"
             raise ToolError(msg, kind="timeout") from exc
@@ -57,13 +55,6 @@ class ToolRegistry:
             result = closer()
             if inspect.isawaitable(result):
                 await result
-
-
-def tool_settings(run_settings: dict[str, Any]) -> dict[str, Any]:
-    """What a tool sees: the episode section (timeouts, flags) plus retrieval options."""
-    episode = dict(run_settings.get("episode", {}))
-    episode.setdefault("rag", {"top_k": episode.get("rag_top_k", 3)})
-    return episode
 
 
 def disabled_result(tool: str) -> ToolResult:

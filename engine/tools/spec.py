@@ -30,7 +30,7 @@ from typing import Any, ClassVar, get_type_hints
 
 import msgspec
 
-from handlers.ports import ToolError, ToolResult
+from handlers.ports import ToolError, ToolOptions, ToolResult
 
 _TAG = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RESERVED = frozenset({"answer", "report", "think", "tool_response"})
@@ -265,13 +265,14 @@ class PluginToolRunner:
         self.name = spec.name
         self.implementation = implementation
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         try:
             args = self._arguments(tool_input)
         except ValueError as exc:
             return _error_result(str(exc), status="invalid_arguments")
         try:
-            value = await asyncio.wait_for(self.implementation.call(args, settings), self.spec.timeout)
+            value = await asyncio.wait_for(self.implementation.call(args, plugin_settings(options)),
+                                           self.spec.timeout)
         except TimeoutError as exc:
             msg = f"tool {self.name} did not finish within {self.spec.timeout:g}s"
             raise ToolError(msg, kind="timeout") from exc
@@ -310,6 +311,14 @@ def as_tool_result(value: Any) -> ToolResult:
     return ToolResult(text=text, score=1.0)
 
 
+def plugin_settings(options: ToolOptions) -> dict[str, Any]:
+    """What a plugin tool's ``settings`` parameter receives: the calling role's episode
+    settings as plain values, with the retrieval options under ``rag`` (a stable plugin API)."""
+    episode: dict[str, Any] = msgspec.to_builtins(options.episode)
+    episode["rag"] = {"top_k": options.episode.rag_top_k}
+    return episode
+
+
 def _error_result(message: str, *, status: str) -> ToolResult:
     return ToolResult(text=json.dumps({"result": f"Error: {message[:2000]}", "status": status}), score=0.0)
 
@@ -326,7 +335,7 @@ class RegisteredTool:
     source: str
     plugin: str
     build: Callable[[Any], Any]
-    """``(engine settings) -> runner`` with ``async run(tool_input, settings) -> ToolResult``."""
+    """``(engine settings) -> runner`` with ``async run(tool_input, options: ToolOptions) -> ToolResult``."""
     args: str = "raw text"
     timeout: float | None = None
     description: str = ""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import msgspec
+
 from events.base import Event
 from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
@@ -18,20 +20,24 @@ from handlers.episode.graded_input import answer_block_text, ending_text, run_gr
 from handlers.episode.moves import next_move
 from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, protocol_of
 from handlers.grading.reference import extracted_answer
-from handlers.ports import ModelError, ToolError
+from handlers.ports import ModelError, ToolError, ToolOptions
 from handlers.projections.episode import EpisodeState, episode_state
-from handlers.run_settings import branch_settings, tool_settings_for
+from handlers.run_settings import RunSettingsError
 
 RESULT = "result"
 
 
 async def call_model(event: ModelCallRequested, ctx: HandlerContext) -> Sequence[Event]:
     """Ask the role's model; a failure after retries is data, not an exception."""
-    # A branch's calls see its own models under the plain role names.
-    settings = branch_settings(ctx.settings(), event.branch)
-    client = ctx.services.models.client_for(event.role, event.model, settings)
     common = {"call_id": event.call_id, "role": event.role, "step": event.step,
               "purpose": event.purpose, "branch": event.branch, "episode": event.episode}
+    try:
+        spec = ctx.run_settings().model_of_call(event.role, event.branch)
+    except RunSettingsError as exc:  # garbage recorded settings fail the call, never the worker
+        return [ctx.new(ModelCallFailed, RESULT, kind="bad_response", message=str(exc)[:2000], attempts=0, **common)]
+    if event.model and event.model != spec.model:  # the request's recorded name is what is asked for
+        spec = msgspec.structs.replace(spec, model=event.model)
+    client = ctx.services.models.client_for(event.role, spec, branch=event.branch)
     try:
         reply = await client.complete(event.messages, event.params)
     except ModelError as exc:
@@ -54,10 +60,12 @@ async def run_tool(event: ToolCallRequested, ctx: HandlerContext) -> Sequence[Ev
               "tool": event.tool, "branch": event.branch, "episode": event.episode}
     started = time.perf_counter()
     try:
-        settings = tool_settings_for(ctx.settings(), event.role)  # verifiers: their own switches
-        result = await ctx.services.tools.run(event.tool, event.input, settings)
+        options = ToolOptions(episode=ctx.run_settings().tool_episode(event.role), role=event.role)
+        result = await ctx.services.tools.run(event.tool, event.input, options)
     except ToolError as exc:
         return [ctx.new(ToolFailed, RESULT, error=exc.message[:4000], kind=exc.kind, **common)]
+    except RunSettingsError as exc:  # garbage recorded settings fail the call, never the worker
+        return [ctx.new(ToolFailed, RESULT, error=str(exc)[:4000], kind="error", **common)]
     latency = (time.perf_counter() - started) * 1000
     return [ctx.new(ToolReturned, RESULT, result=result.text, score=result.score,
                     latency_ms=latency, **common)]

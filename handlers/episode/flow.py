@@ -226,7 +226,7 @@ async def finish_episode(event: AnswerGraded, ctx: HandlerContext) -> Sequence[E
     problem = state.problem
     if problem is None or state.ended is not None:
         return []
-    reward = compute_reward(state.settings, ctx.catalog, score=event.score, invalid_turns=state.invalid_turns,
+    reward = compute_reward(state.run, ctx.catalog, score=event.score, invalid_turns=state.invalid_turns,
                             steps=state.step, done_reason=event.done_reason)
     ended = ctx.new(
         EpisodeEnded, "ended",

@@ -27,7 +27,6 @@ from handlers.episode.model_choice import sampling_params
 from handlers.episode.rag_prompts import clean_rewrite, rewrite_messages, summary_messages
 from handlers.projections.episode import EpisodeState, episode_state, step_record
 from handlers.roles import RAG_REWRITER, RAG_SUMMARIZER
-from handlers.run_settings import helper_model
 
 LOCAL_RAG = "local_rag"
 
@@ -110,7 +109,7 @@ def _helper_call(
     messages: list[Any],
 ) -> ModelCallRequested:
     # A branch's helper calls use its models, as its policy calls do.
-    model = helper_model(state.settings, role, action.branch)
+    model = state.run.model_of_call(role, action.branch)
     return ctx.new(
         ModelCallRequested, f"{purpose}-{action.step}",
         call_id=ctx.new_id(f"{purpose}-{action.step}"), role=role, step=action.step, messages=messages,

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
-from handlers.run_settings import EvolveSpec, derived, run_settings_of
+from handlers.run_settings import EvolveSpec, RunSettings, derived, run_settings_of
 
 ROLES: Final = ("policy", "summarizer", "verifier", "aggregator")
 _EPISODE = re.compile(r"^r(\d+)\.(policy|summary|aggregate|verifier\.(\d+))$")
@@ -44,8 +44,22 @@ def plan_of(settings: Mapping[str, Any]) -> Plan:
 
 
 def _plan(settings: Mapping[str, Any]) -> Plan:
-    run = run_settings_of(settings)
-    return Plan(**msgspec.structs.asdict(run.evolve), branches=run.branch_ids)
+    return plan_of_run(run_settings_of(settings))
+
+
+_run_plans: dict[int, tuple[RunSettings, Plan]] = {}
+
+
+def plan_of_run(run: RunSettings) -> Plan:
+    """The evolve plan of typed run settings (built once per decoded settings)."""
+    found = _run_plans.get(id(run))
+    if found is not None and found[0] is run:  # the entry holds the settings: its id is not reused
+        return found[1]
+    plan = Plan(**msgspec.structs.asdict(run.evolve), branches=run.branch_ids)
+    if len(_run_plans) >= 2048:
+        del _run_plans[next(iter(_run_plans))]
+    _run_plans[id(run)] = (run, plan)
+    return plan
 
 
 @dataclass(frozen=True)

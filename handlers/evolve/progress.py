@@ -22,14 +22,14 @@ from events.evolve import RoundCompleted
 from events.run import RunCompleted
 from handlers.context import HandlerContext
 from handlers.evolve.branches import branch_results, reference_choice
-from handlers.evolve.plan import Plan, plan_of
+from handlers.evolve.plan import Plan, plan_of_run
 from handlers.evolve.rounds import start_round
 from handlers.evolve.view import completed_rounds
 
 
 async def advance(event: RoundCompleted, ctx: HandlerContext) -> Sequence[Event]:
     """Start what comes after this round."""
-    plan = plan_of(ctx.settings())
+    plan = plan_of_run(ctx.run_settings())
     if event.round + 1 < plan.rounds:
         return [start_round(ctx, plan, event.branch, event.round + 1)]
     finished = [r for r in completed_rounds(ctx.history) if r.round + 1 >= plan.rounds]

@@ -67,7 +67,7 @@ def _seal_policy(
     state = episode_state(history, episode)
     known = problem.ground_truth is not None and graded.method != "ungraded"
     score = graded.score if known else 0.0
-    reward = compute_reward(state.settings, ctx.catalog, score=score, invalid_turns=state.invalid_turns,
+    reward = compute_reward(state.run, ctx.catalog, score=score, invalid_turns=state.invalid_turns,
                             steps=state.step, done_reason=graded.done_reason) if known else 0.0
     vote = verdict.approvals / len(verdict.judgments) if verdict and verdict.judgments else None
     turns = trajectory_turns(state)

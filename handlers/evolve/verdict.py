@@ -27,7 +27,7 @@ from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from handlers.context import HandlerContext
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import render_aggregation_prompt
-from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of_run
 from handlers.evolve.sealing import seal_round
 from handlers.evolve.verification import brief_of, judgment_of
 from handlers.evolve.view import RoundView, round_view
@@ -55,7 +55,7 @@ def majority(judgments: Sequence[int], tie: str = "reject") -> tuple[int, bool]:
 
 async def count_votes(event: VerifierReported, ctx: HandlerContext) -> Sequence[Event]:
     """When the round's last report arrives, the majority decides."""
-    plan = plan_of(ctx.settings())
+    plan = plan_of_run(ctx.run_settings())
     view = round_view(ctx.history, event.branch, event.round)
     if view.verdict is not None or len(view.reports) < plan.verifiers:
         return []
@@ -98,7 +98,7 @@ async def merge_reports(
     if merged is not None and judgment_of(merged) not in (None, view.verdict.majority):
         merged = None  # a merged report must keep the majority's verdict
     representative = merged or (reports[0] if reports else NO_REPORT)
-    plan = plan_of(ctx.settings())
+    plan = plan_of_run(ctx.run_settings())
     return complete_round(
         ctx, ctx.history, plan, event.branch, ref.round, view.verdict, representative
     )

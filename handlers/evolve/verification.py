@@ -26,7 +26,7 @@ from handlers.episode.flow import parse_reply
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
 from handlers.episode.retrieval import tool_or_rewrite
-from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of, plan_of_run
 from handlers.evolve.view import round_view, trajectory_text
 from handlers.grading.extraction import last_boxed
 from handlers.projections.episode import EpisodeState, episode_state
@@ -42,7 +42,7 @@ async def start_verifiers(
     ref = parse_episode(event.branch, event.episode)
     if ref is None or ref.kind != "summary":
         return []
-    plan = plan_of(ctx.settings())
+    plan = plan_of_run(ctx.run_settings())
     return request_verifiers(
         ctx, plan, event.branch, ref.round, brief_of(ctx, event.branch, ref.round)
     )
@@ -69,7 +69,7 @@ def request_verifiers(
 
 async def start_waiting_verifier(event: VerifierReported, ctx: HandlerContext) -> Sequence[Event]:
     """Under ``verifier_max_workers``, a report frees a slot: the next waiting verifier starts."""
-    plan = plan_of(ctx.settings())
+    plan = plan_of_run(ctx.run_settings())
     index = plan.waiting_verifier(len(round_view(ctx.history, event.branch, event.round).reports))
     if index is None:
         return []

@@ -134,7 +134,7 @@ def new_reward(plan: RunPlan, task: RegradeTask, score: float, catalog: Catalog)
     """The episode's reward under the run's recorded reward rule had it been graded ``score``
     (``None``: the rule is a plugin ``catalog`` lacks)."""
     try:
-        return compute_reward(plan.settings, catalog, score=score, invalid_turns=task.invalid_turns,
+        return compute_reward(run_settings_of(plan.settings), catalog, score=score, invalid_turns=task.invalid_turns,
                               steps=task.steps, done_reason=task.graded.done_reason)
     except (ExtensionMissing, ValueError):
         return None

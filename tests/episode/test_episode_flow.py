@@ -22,6 +22,7 @@ from events import (
 )
 from events.model import ChatMessage, SamplingParams
 from handlers.ports import ModelError, ModelReply
+from handlers.run_settings import ModelSpec
 
 
 class Replies:
@@ -31,7 +32,7 @@ class Replies:
         self.replies = list(replies)
         self.prompts: list[list[ChatMessage]] = []
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> Replies:
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> Replies:
         return self
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:

@@ -15,7 +15,7 @@ from events import (
     ToolCallRequested,
     TrajectorySealed,
 )
-from handlers.ports import ToolResult
+from handlers.ports import ToolOptions, ToolResult
 from replay.verify import verify_run
 from tests.evolve.support import RoleModel, of
 
@@ -31,7 +31,7 @@ class FakeRag:
     def __init__(self) -> None:
         self.bodies: list[str] = []
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
         self.bodies.append(tool_input)
         return ToolResult(text=json.dumps({"result": HITS, "status": "success"}), score=1.0)
 
@@ -137,7 +137,7 @@ async def test_failed_search_is_not_summarised() -> None:
     """Only successful hits are summarised; an error observation goes straight to the policy."""
 
     class BrokenRag(FakeRag):
-        async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
+        async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
             return ToolResult(text=json.dumps({"result": "Error: unknown library", "status": "failed"}), score=0.0)
 
     model = scripted()

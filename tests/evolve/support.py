@@ -19,6 +19,7 @@ from engine.testing.harness import (
 from events import ChatMessage, SamplingParams
 from events.base import Event
 from handlers.ports import ModelError, ModelReply
+from handlers.run_settings import ModelSpec
 
 Reply = Callable[[str, str, int], str]
 """(role, prompt text, call number of that role) -> reply text."""
@@ -42,8 +43,8 @@ class RoleModel:
     calls: list[Call] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> _Client:
-        return _Client(self, role, settings.get("branch"))
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> _Client:
+        return _Client(self, role, branch)
 
 
 @dataclass

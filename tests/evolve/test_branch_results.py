@@ -11,6 +11,7 @@ import pytest
 from events import RoundCompleted, RunCompleted
 from handlers.evolve.branches import branch_results, reference_choice
 from handlers.evolve.round_accuracy import branch_summary, evolve_metrics, render
+from handlers.run_settings import ModelSpec
 from replay.verify import verify_run
 from tests.evolve.support import RoleModel, of, run_evolve_records, standard_reply
 
@@ -56,10 +57,9 @@ def test_a_branch_result_is_its_last_round() -> None:
 class BranchModel(RoleModel):
     """Branch ``good`` answers 42 (the truth), branch ``bad`` answers 41; every verifier approves."""
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> Any:
-        branch = settings.get("branch")
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> Any:
         answer = "42" if branch == "good" else "41"
-        return super().client_for(role, model, settings) if role != "policy" else _Fixed(answer)
+        return super().client_for(role, spec, branch=branch) if role != "policy" else _Fixed(answer)
 
 
 class _Fixed:

@@ -268,7 +268,7 @@ READERS: dict[str, str] = {
     "episode.protocol": "handlers/episode/protocol.py",
     "episode.grading": "handlers/episode/effects.py",
     "episode.force_answer": "handlers/episode/flow.py",
-    "episode.rag_top_k": "engine/tools/registry.py",
+    "episode.rag_top_k": "engine/tools/local_rag.py",
     "episode.rag_rewrite_query": "handlers/episode/retrieval.py",
     "episode.rag_summarize": "handlers/episode/retrieval.py",
     "episode.domain": "engine/plugins/run_settings.py",

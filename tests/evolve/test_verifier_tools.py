@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from engine.app.operations import submission
 from engine.testing.harness import make_settings, new_memory_log, run_until_done, services
 from events import ToolReturned, VerifierReported
-from handlers.ports import ToolResult
+from handlers.ports import ToolOptions, ToolResult
 from tests.evolve.support import RoleModel, of
 
 
@@ -20,8 +22,8 @@ class RecordingPython:
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
-        self.seen.append(dict(settings))
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
+        self.seen.append(msgspec.to_builtins(options.episode))
         text = json.dumps({"result": "RESULT=42\n", "stderr": "", "status": "success", "returncode": 0})
         return ToolResult(text=text, score=1.0)
 
@@ -80,8 +82,8 @@ async def test_policy_python_does_not_leak_into_verifiers_that_have_it_off() -> 
 class FailingPython(RecordingPython):
     """A python tool whose every run fails (score 0)."""
 
-    async def run(self, tool_input: str, settings: dict[str, Any]) -> ToolResult:
-        self.seen.append(dict(settings))
+    async def run(self, tool_input: str, options: ToolOptions) -> ToolResult:
+        self.seen.append(msgspec.to_builtins(options.episode))
         text = json.dumps({"result": "NameError: x", "stderr": "", "status": "error", "returncode": 1})
         return ToolResult(text=text, score=0.0)
 

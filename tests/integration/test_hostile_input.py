@@ -32,6 +32,7 @@ from events.run import RunStarted
 from handlers.context import Services
 from handlers.ports import ModelReply
 from handlers.routes import ROUTES, Route
+from handlers.run_settings import ModelSpec
 from replay.training import RolloutSubscription, SubscriptionOptions
 from replay.verify import verify_run
 from tests.training.conftest import trajectory
@@ -76,7 +77,7 @@ class GatedModel:
         self.called = asyncio.Event()
         self.release = asyncio.Event()
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> GatedModel:
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> GatedModel:
         return self
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:

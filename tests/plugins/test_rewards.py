@@ -12,6 +12,7 @@ from engine.testing.harness import make_settings, new_memory_log, run_until_done
 from events import EpisodeEnded, TrajectorySealed
 from handlers.catalog import builtin_catalog
 from handlers.rewards import RewardInput, RewardSpec, compute_reward, shaped_reward
+from handlers.run_settings import run_settings_of
 from replay.verify import verify_run
 from tests.episode.test_episode_flow import Replies
 from tests.plugins.support import on_path, write_package
@@ -24,7 +25,7 @@ def test_default_reward_is_the_grade() -> None:
 
 def test_invalid_turn_penalty_is_subtracted_and_floored() -> None:
     """Each invalid turn costs the penalty; the reward never drops below min_reward."""
-    settings = {"episode": {"invalid_turn_penalty": 0.25, "min_reward": -0.5}}
+    settings = run_settings_of({"episode": {"invalid_turn_penalty": 0.25, "min_reward": -0.5}})
     builtins = builtin_catalog()
     assert compute_reward(settings, builtins, score=1.0, invalid_turns=1, steps=2, done_reason="answer") == 0.75
     assert compute_reward(settings, builtins, score=0.0, invalid_turns=5, steps=5, done_reason="max_steps") == -0.5
@@ -35,7 +36,7 @@ def test_reward_function_returning_garbage_is_an_error(bad: object) -> None:
     """A reward that is not a finite number raises a ValueError naming the reward."""
     catalog = builtin_catalog().extended(rewards=[RewardSpec("bad", lambda result: bad)])
     with pytest.raises(ValueError, match="reward 'bad' returned"):
-        compute_reward({"episode": {"reward": "bad"}}, catalog, score=1.0, invalid_turns=0, steps=1,
+        compute_reward(run_settings_of({"episode": {"reward": "bad"}}), catalog, score=1.0, invalid_turns=0, steps=1,
                        done_reason="answer")
 
 

@@ -16,6 +16,7 @@ from engine.testing.harness import (
     new_memory_log,
     run_until_done,
     services,
+    tool_options,
 )
 from events import (
     ModelCallRequested,
@@ -136,7 +137,7 @@ async def test_struct_arguments_are_parsed_from_a_json_body(geometry: Any) -> No
 async def test_broken_tool_json_becomes_an_error_the_model_reads(geometry: Any, body: str) -> None:
     """Garbage arguments give an invalid_arguments result naming the expected fields, not a crash."""
     runner = geometry.tool_runners(make_settings())["distance"]
-    result = await runner.run(body, {})
+    result = await runner.run(body, tool_options())
     payload = json.loads(result.text)
     assert (payload["status"], result.score) == ("invalid_arguments", 0.0)
     assert "distance expects one JSON object" in payload["result"]
@@ -145,13 +146,13 @@ async def test_broken_tool_json_becomes_an_error_the_model_reads(geometry: Any, 
 async def test_function_tool_with_defaults_takes_json_arguments(geometry: Any) -> None:
     """Parameters of a decorated function form the schema; defaults are optional keys."""
     runner = geometry.tool_runners(make_settings())["repeat"]
-    assert json.loads((await runner.run('{"word": "ha"}', {})).text)["result"] == "ha ha"
-    assert json.loads((await runner.run('{"word": "ha", "times": 3}', {})).text)["result"] == "ha ha ha"
+    assert json.loads((await runner.run('{"word": "ha"}', tool_options())).text)["result"] == "ha ha"
+    assert json.loads((await runner.run('{"word": "ha", "times": 3}', tool_options())).text)["result"] == "ha ha ha"
 
 
 async def test_a_tool_that_raises_returns_an_error_result(geometry: Any) -> None:
     """The plugin's exception is shown to the model as an error result with score 0."""
-    result = await geometry.tool_runners(make_settings())["broken"].run("x", {})
+    result = await geometry.tool_runners(make_settings())["broken"].run("x", tool_options())
     assert json.loads(result.text) == {"result": "Error: RuntimeError: the tool's own bug", "status": "error"}
     assert result.score == 0.0
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from engine.rag.request import MAX_TOP_K, RagRequest, parse_request
+from engine.testing.harness import tool_options
 from engine.tools.local_rag import LocalRagTool
 
 
@@ -18,7 +19,7 @@ def tool(small_kb):
 
 
 async def _run(tool: LocalRagTool, body: str, settings: dict | None = None) -> tuple[dict, float]:
-    result = await tool.run(body, settings or {})
+    result = await tool.run(body, tool_options(**{"enable_local_rag": True, **(settings or {})}))
     return json.loads(result.text), result.score
 
 

@@ -15,6 +15,7 @@ from events.model import ChatMessage, ModelResponded, SamplingParams
 from events.run import RunCancelled
 from handlers.ports import ModelReply
 from handlers.routes import ROUTES
+from handlers.run_settings import ModelSpec
 from replay.verify import verify_run
 from tests.replay.support import CODE_THEN_ANSWER
 
@@ -25,7 +26,7 @@ class CancelledWhileThinking:
     def __init__(self, log: Any, run_id: str) -> None:
         self.log, self.run_id, self.calls = log, run_id, 0
 
-    def client_for(self, role: str, model: str, settings: dict[str, Any]) -> CancelledWhileThinking:
+    def client_for(self, role: str, spec: ModelSpec, *, branch: str | None = None) -> CancelledWhileThinking:
         return self
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> ModelReply:

@@ -8,15 +8,17 @@ import pytest
 from conftest import as_json
 
 from engine.sandbox import PythonSandbox, SandboxConfig, SandboxUnavailable
+from engine.testing.harness import tool_options
 from engine.tools.python_code import PythonCodeTool
 from handlers.ports import ToolResult
+from handlers.run_settings import RunSettingsError, run_settings_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def test_success_json_matches_the_reference_shape(sandbox: PythonSandbox) -> None:
     """Success: result, stderr, status, returncode in that order; score 1."""
-    result = await PythonCodeTool(sandbox).run("print('hi')", {})
+    result = await PythonCodeTool(sandbox).run("print('hi')", tool_options())
     assert isinstance(result, ToolResult)
     assert result.score == 1
     assert result.text == '{"result": "hi\\n", "stderr": "", "status": "success", "returncode": 0}'
@@ -24,7 +26,7 @@ async def test_success_json_matches_the_reference_shape(sandbox: PythonSandbox) 
 
 async def test_failure_json_matches_the_reference_shape(sandbox: PythonSandbox) -> None:
     """Failure: stderr as result plus run_status; score 0."""
-    result = await PythonCodeTool(sandbox).run("raise ValueError('bad')", {})
+    result = await PythonCodeTool(sandbox).run("raise ValueError('bad')", tool_options())
     payload = as_json(result.text)
     assert list(payload) == ["result", "stderr", "status", "returncode", "run_status"]
     assert payload["status"] == "failed" and payload["run_status"] == "Error"
@@ -36,7 +38,7 @@ async def test_failure_json_matches_the_reference_shape(sandbox: PythonSandbox) 
 async def test_timeout_setting_is_honoured(sandbox: PythonSandbox) -> None:
     """settings['python_code_timeout'] bounds the call."""
     result = await PythonCodeTool(sandbox).run(
-        "import time\ntime.sleep(30)", {"python_code_timeout": 1}
+        "import time\ntime.sleep(30)", tool_options(python_code_timeout=1)
     )
     payload = as_json(result.text)
     assert payload["run_status"] == "Timeout"
@@ -45,7 +47,7 @@ async def test_timeout_setting_is_honoured(sandbox: PythonSandbox) -> None:
 
 async def test_non_ascii_output_is_ascii_escaped(sandbox: PythonSandbox) -> None:
     """The text is json.dumps output, ASCII-escaped like the reference."""
-    result = await PythonCodeTool(sandbox).run("print('π ≈ 3.14')", {})
+    result = await PythonCodeTool(sandbox).run("print('π ≈ 3.14')", tool_options())
     assert result.text.isascii()
     assert as_json(result.text)["result"] == "π ≈ 3.14\n"
 
@@ -53,7 +55,7 @@ async def test_non_ascii_output_is_ascii_escaped(sandbox: PythonSandbox) -> None
 @pytest.mark.parametrize("code", ["", "   \n\t  "])
 async def test_empty_code_gives_the_no_code_error(sandbox: PythonSandbox, code: str) -> None:
     """Blank code is the reference's 'No code provided.' error."""
-    result = await PythonCodeTool(sandbox).run(code, {})
+    result = await PythonCodeTool(sandbox).run(code, tool_options())
     assert as_json(result.text) == {"result": "No code provided.", "status": "error"}
     assert result.score == 0
 
@@ -61,22 +63,29 @@ async def test_empty_code_gives_the_no_code_error(sandbox: PythonSandbox, code: 
 @pytest.mark.parametrize("garbage", [None, 42, b"print(1)", ["print(1)"], {"code": 1}])
 async def test_non_string_input_is_an_error_observation(sandbox: PythonSandbox, garbage) -> None:
     """A non-string tool input becomes an error JSON, not a crash."""
-    result = await PythonCodeTool(sandbox).run(garbage, {})  # type: ignore[arg-type]
+    result = await PythonCodeTool(sandbox).run(garbage, tool_options())  # type: ignore[arg-type]
     payload = as_json(result.text)
     assert payload["status"] == "error"
     assert payload["result"].startswith("Exception during python_code execution:")
 
 
-@pytest.mark.parametrize("value", [-1, 0, "abc", float("nan"), float("inf"), True, [3]])
+@pytest.mark.parametrize("value", [-1, 0, float("nan"), float("inf")])
 async def test_bad_timeout_settings_fall_back_to_default(sandbox: PythonSandbox, value) -> None:
-    """Unusable timeout settings are ignored."""
-    result = await PythonCodeTool(sandbox).run("print(1)", {"python_code_timeout": value})
+    """Unusable timeout numbers are ignored."""
+    result = await PythonCodeTool(sandbox).run("print(1)", tool_options(python_code_timeout=value))
     assert result.score == 1
+
+
+@pytest.mark.parametrize("value", ["abc", True, [3]])
+async def test_timeouts_that_are_not_numbers_are_refused_where_settings_are_read(value) -> None:
+    """A recorded timeout that is not a number never reaches the tool: decoding names the key."""
+    with pytest.raises(RunSettingsError, match="python_code_timeout"):
+        run_settings_of({"episode": {"python_code_timeout": value}})
 
 
 async def test_disabled_python_gives_the_reference_message(sandbox: PythonSandbox) -> None:
     """enable_python_code=False answers 'not enabled' without running anything."""
-    result = await PythonCodeTool(sandbox).run("print(1)", {"enable_python_code": False})
+    result = await PythonCodeTool(sandbox).run("print(1)", tool_options(enable_python_code=False))
     assert as_json(result.text)["status"] == "disabled"
 
 

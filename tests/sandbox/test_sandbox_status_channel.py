@@ -11,6 +11,7 @@ import pytest
 from conftest import assert_still_serving, run_cli
 
 from engine.sandbox import PythonSandbox, protocol, reports
+from engine.testing.harness import tool_options
 from engine.tools.python_code import PythonCodeTool
 from handlers.ports import ToolError
 
@@ -172,7 +173,7 @@ async def test_python_code_tool_returns_a_result_for_garbage_writers(
     sandbox: PythonSandbox,
 ) -> None:
     """The engine's tool renders a normal result, not an exception, for a garbage writer."""
-    result = await PythonCodeTool(sandbox).run(WRITE_GARBAGE, {"python_code_timeout": 20})
+    result = await PythonCodeTool(sandbox).run(WRITE_GARBAGE, tool_options(python_code_timeout=20))
     assert json.loads(result.text)["status"] == "success"
 
 
@@ -192,7 +193,7 @@ async def test_python_code_turns_any_sandbox_exception_into_a_tool_failure(
     """Whatever the sandbox raises, python_code raises ToolError(kind='sandbox') only."""
     tool = PythonCodeTool(_Exploding(error))  # type: ignore[arg-type]
     with pytest.raises(ToolError) as raised:
-        await tool.run("print(1)", {})
+        await tool.run("print(1)", tool_options())
     assert raised.value.kind == "sandbox"
 
 

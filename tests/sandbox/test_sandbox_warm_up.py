@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from engine.app.bootstrap import build_services
-from engine.testing.harness import make_settings
+from engine.testing.harness import make_settings, tool_options
 from engine.tools.python_code import SandboxedPython
 
 
@@ -18,7 +18,7 @@ async def test_a_sandbox_started_in_the_background_serves_the_first_call() -> No
     await asyncio.wait_for(asyncio.shield(tool._warming), 60)
     assert tool._tool is not None  # started without any call
     try:
-        result = await tool.run("print(6 * 7)", {})
+        result = await tool.run("print(6 * 7)", tool_options())
         assert json.loads(result.text)["result"] == "42\n"
     finally:
         await tool.close()

@@ -21,6 +21,7 @@ from engine.serving import (
 )
 from events.model import ChatMessage, SamplingParams
 from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, policy_run_id
+from handlers.run_settings import ModelSpec
 
 pytestmark = pytest.mark.nats
 
@@ -41,8 +42,8 @@ async def test_a_lora_update_is_loaded_then_activated_and_new_calls_carry_its_ve
     """A LoRA update is loaded and activated, and later policy calls at that endpoint carry its version."""
     registry = ActivePolicies()
     router = ModelRouter(policies=registry)
-    settings = {"models": {"policy": {"base_url": vllm.base_url, "model": "base", "max_retries": 0}}}
-    before = await router.client_for("policy", "base", settings).complete(HELLO, SamplingParams())
+    spec = ModelSpec(base_url=vllm.base_url, model="base", max_retries=0)
+    before = await router.client_for("policy", spec).complete(HELLO, SamplingParams())
     assert before.policy_version is None
 
     update = await announce_update(jetstream_log, version=1, checkpoint=str(checkpoints / "step-1"),
@@ -54,11 +55,11 @@ async def test_a_lora_update_is_loaded_then_activated_and_new_calls_carry_its_ve
     assert (outcome.version, outcome.served_model, outcome.method) == (1, "apollo-v1", "lora")
     assert outcome.causation_id == update.event_id
     assert vllm.lora.calls == [("load", {"lora_name": "apollo-v1", "lora_path": str(checkpoints / "step-1")})]
-    reply = await router.client_for("policy", "base", settings).complete(HELLO, SamplingParams())
+    reply = await router.client_for("policy", spec).complete(HELLO, SamplingParams())
     assert reply.policy_version == 1
     assert vllm.bodies[-1]["model"] == "apollo-v1"
     # Another role, or the same role at another endpoint, is not served by it.
-    helper = await router.client_for("summarizer", "base", settings).complete(HELLO, SamplingParams())
+    helper = await router.client_for("summarizer", spec).complete(HELLO, SamplingParams())
     assert helper.policy_version is None
     assert vllm.bodies[-1]["model"] == "base"
     assert registry.for_call("policy", "http://127.0.0.1:9/v1") is None

@@ -90,8 +90,9 @@ def test_router_provider_serves_its_prefix() -> None:
     """The router hands ``verl:`` specs to the registered provider and others to the built-in kinds."""
     from engine.models.nats_relay import relay_provider
     from engine.models.router import ModelRouter
+    from handlers.run_settings import ModelSpec
 
     router = ModelRouter(providers={"verl:": relay_provider(nc=None)})
-    client = router.client_for("policy", "verl:run-1", {})
+    client = router.client_for("policy", ModelSpec(model="verl:run-1"))
     assert isinstance(client, RelayClient) and client.model == "verl:run-1" and client.role == "policy"
-    assert not isinstance(router.client_for("policy", "qwen3-4b", {}), RelayClient)
+    assert not isinstance(router.client_for("policy", ModelSpec(model="qwen3-4b")), RelayClient)

@@ -8,7 +8,7 @@ import pytest
 from engine.config import settings as engine_settings
 from handlers import run_settings
 from handlers.evolve.plan import plan_of
-from handlers.run_settings import RunSettingsError, branch_settings, helper_model, run_settings_of
+from handlers.run_settings import RunSettingsError, run_settings_of
 
 
 def test_keys_this_version_does_not_know_are_ignored_and_missing_ones_default() -> None:
@@ -82,10 +82,11 @@ def test_helper_roles_lay_their_keys_over_the_policy_and_branches_use_their_own_
     """A rag helper's partial section keeps the policy's other values; a branch's calls see its policy."""
     recorded = {"models": {"policy": {"model": "p", "temperature": 0.2}, "rag_rewriter": {"model": "rw"}},
                 "branches": [{"branch_id": "b", "policy": {"model": "bp", "temperature": 0.9}}]}
-    assert (helper_model(recorded, "rag_rewriter", None).model,
-            helper_model(recorded, "rag_rewriter", None).temperature) == ("rw", 0.2)
-    assert helper_model(recorded, "rag_rewriter", "b").model == "bp"
-    assert branch_settings(recorded, "b")["models"]["policy"]["model"] == "bp"
-    assert branch_settings(recorded, None) is recorded
+    run = run_settings_of(recorded)
+    assert (run.model_of_call("rag_rewriter", None).model,
+            run.model_of_call("rag_rewriter", None).temperature) == ("rw", 0.2)
+    assert run.model_of_call("rag_rewriter", "b").model == "bp"
+    assert run.model_of_call("policy", "b").model == "bp"
+    assert run.model_of_call("policy", None).model == "p"
     assert run_settings_of(recorded).role_models("b")["policy"].model == "bp"
     assert run_settings_of(recorded).role_models(None)["summarizer"].model == "p"
