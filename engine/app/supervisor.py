@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from engine.app.bootstrap import open_runtime
+from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.config.settings import Settings, default_data_dir
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.projector import run_projector
@@ -75,10 +75,14 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)
     freeze_startup_heap()
+    # said, as `apollo up` says where it runs: a worker that joined silently looks like one that hangs
+    print(f"apollo worker: joined the engine on NATS at {settings.nats.url or running_engine_url(settings)}; "
+          "Ctrl-C to stop", file=sys.stderr, flush=True)
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=False)
     finally:
         await runtime.close()
+    print("apollo worker: stopped", file=sys.stderr)
     return 0
 
 

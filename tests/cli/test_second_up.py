@@ -49,3 +49,22 @@ def test_a_second_up_names_the_running_engine_and_refuses(tmp_path: Path) -> Non
         code, _, err = apollo(data, "submit", "What is 2+3?")
         assert code == 0, err[-2000:]
         assert f"running engine at {state['url']}" in err
+
+
+def test_apollo_worker_says_which_engine_it_joined_and_when_it_stops(tmp_path: Path) -> None:
+    """`apollo worker` beside a running `apollo up` names the engine's NATS URL, and says it stopped on SIGTERM."""
+    data = tmp_path / "data"
+    with running_engine(data):
+        url = json.loads((data / STATE_FILE).read_text())["url"]
+        env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
+        env.pop("APOLLO_NATS_URL", None)
+        process = subprocess.Popen([sys.executable, "-m", "engine", "worker"], cwd=ROOT, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        while first and not first.startswith("apollo worker:"):  # log lines may come first
+            first = process.stderr.readline()
+        process.terminate()
+        rest = process.communicate(timeout=60)[1]
+    assert first.strip() == f"apollo worker: joined the engine on NATS at {url}; Ctrl-C to stop"
+    assert rest.strip().splitlines()[-1] == "apollo worker: stopped"
