@@ -261,6 +261,21 @@ def run_settings_of(settings: Mapping[str, Any]) -> RunSettings:
     return typed
 
 
+def recorded_run_settings(settings: Mapping[str, Any]) -> RunSettings | None:
+    """The typed settings a reader shows: ``None`` when the recording does not decode (a
+    reader names what it cannot read instead of failing)."""
+    try:
+        return run_settings_of(settings)
+    except RunSettingsError:
+        return None
+
+
+def recorded_policy_model(settings: Mapping[str, Any]) -> str | None:
+    """The policy's model name in recorded settings, ``None`` when unnamed or unreadable."""
+    run = recorded_run_settings(settings)
+    return (run.model_for("policy").model or None) if run is not None else None
+
+
 def _roles_over_policy(settings: Mapping[str, Any]) -> Mapping[str, Any]:
     """The recorded mapping with each role's model section laid over the policy's."""
     models = settings.get("models")

@@ -10,6 +10,7 @@ from events.episode import AnswerGraded, EpisodeEnded
 from events.model import ModelCallFailed, ModelResponded
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.tool import ToolCallRequested, ToolReturned
+from handlers.run_settings import recorded_run_settings
 from replay.dataset_scores import SampleResult, could_not_complete, is_correct
 
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
@@ -93,13 +94,15 @@ def result_row(run_id: str, events: list[Event]) -> dict[str, Any]:
 def _model_fields(events: list[Event]) -> dict[str, Any]:
     """Model, endpoint, sampling parameters, protocol and grader as the run recorded them."""
     started = next((e for e in events if isinstance(e, RunStarted)), None)
-    settings = started.settings if started else {}
-    policy = settings.get("models", {}).get("policy", {})
-    episode = settings.get("episode", {})
+    run = recorded_run_settings(started.settings) if started else None
+    if run is None:
+        return {"model": None, "base_url": None, "sampling": dict.fromkeys(SAMPLING_KEYS), "protocol": None,
+                "grader": None}
+    policy = run.model_for("policy")
     return {
-        "model": policy.get("model"), "base_url": policy.get("base_url"),
-        "sampling": {key: policy.get(key) for key in SAMPLING_KEYS},
-        "protocol": episode.get("protocol"), "grader": episode.get("grading"),
+        "model": policy.model or None, "base_url": policy.base_url,
+        "sampling": {key: getattr(policy, key) for key in SAMPLING_KEYS},
+        "protocol": run.episode.protocol, "grader": run.episode.grading,
     }
 
 

@@ -17,6 +17,7 @@ from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
 from events.model import ModelCallFailed
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
+from handlers.run_settings import recorded_policy_model
 from replay.dataset_scores import INCOMPLETE_REASONS
 
 SUBMITTED_TAG = "problem.submitted"
@@ -166,10 +167,7 @@ def policy_model(summary: RunSummary) -> str:
 
 
 def _settings_model(settings: Any) -> str | None:
-    if not isinstance(settings, dict):
-        return None
-    model = settings.get("models", {}).get("policy", {}).get("model")
-    return model if isinstance(model, str) and model else None
+    return recorded_policy_model(settings) if isinstance(settings, dict) else None
 
 
 def _dataset(submitted: ProblemSubmitted) -> str:

@@ -26,6 +26,7 @@ from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, 
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.answer_text import answer_phrase
 from handlers.projections.registry import Projection, projections
+from handlers.run_settings import recorded_policy_model
 from replay.call_marks import call_marks
 from replay.run_ending import completion_phrase
 
@@ -108,7 +109,7 @@ def _run_meta(records: list[Recorded], numbers: dict[tuple[str, int], int]) -> s
                          f"after {after}")
     for record in records:
         if isinstance(record.event, RunStarted):
-            model = record.event.settings.get("models", {}).get("policy", {}).get("model", "?")
+            model = recorded_policy_model(record.event.settings) or "?"
             lines.append(f"policy model: {_e(str(model))}")
         elif isinstance(record.event, RunCompleted):
             lines.append(_e(completion_phrase(record.event)))

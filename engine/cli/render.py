@@ -27,6 +27,7 @@ from events.run import (
 )
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.answer_text import answer_phrase
+from handlers.run_settings import recorded_policy_model
 from replay.call_marks import call_marks
 from replay.run_ending import completion_phrase
 
@@ -38,7 +39,7 @@ def summary(event: Event, width: int = 100) -> str:
             gt = " (ground truth given)" if event.ground_truth is not None else ""
             return f"problem {event.problem_id} [{event.data_source}] {_clip(event.question, width)}{gt}"
         case RunStarted():
-            model = event.settings.get("models", {}).get("policy", {}).get("model", "?")
+            model = recorded_policy_model(event.settings) or "?"
             return f"workflow {event.workflow}, policy model {model}"
         case ModelCallRequested():
             return f"{event.role} step {event.step}: asking {event.model} ({event.purpose})"

@@ -36,7 +36,7 @@ from events.record import Recorded, Unreadable
 from events.run import ProblemSubmitted, RunStarted
 from handlers.catalog import Catalog, ExtensionMissing
 from handlers.projections.registry import projections
-from handlers.run_settings import RunSettingsError
+from handlers.run_settings import RunSettingsError, recorded_policy_model
 from handlers.workflows import RUN_SECTIONS  # what a fork may override
 from replay.diff import diff_runs, render_diff
 from replay.errors import ReplayError
@@ -367,7 +367,7 @@ def _fork_settings(parent: list[Recorded], overrides: dict[str, Any]) -> tuple[s
 def _policy_model(records: list[Recorded]) -> str:
     for record in records:
         if isinstance(record.event, RunStarted):
-            return str(record.event.settings.get("models", {}).get("policy", {}).get("model", ""))
+            return recorded_policy_model(record.event.settings) or ""
     return ""
 
 
