@@ -2,7 +2,8 @@
 
 We decode the raw bytes ourselves (msgspec, typed and lenient) instead of using the SDK's
 models: it is faster, a malformed body becomes one clear ``bad_response`` failure, and
-vLLM's extension fields (``prompt_token_ids``, ``token_ids``) are read without tricks.
+vLLM's extension fields (``prompt_token_ids``, ``token_ids``) and llama.cpp's token ids in the
+logprobs are read without tricks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _TOKEN_ID_STRING = re.compile(r"^token_id:(\d+)$")
 class _TokenLogprob(msgspec.Struct):
     token: str = ""
     logprob: float | None = None
+    id: int | None = None
+    """llama.cpp's server names each token's id here."""
 
 
 class _Logprobs(msgspec.Struct):
@@ -109,11 +112,15 @@ def _logprob_values(logprobs: _Logprobs | None) -> list[float] | None:
 
 
 def _ids_from_logprob_tokens(logprobs: _Logprobs | None) -> list[int] | None:
-    """Token ids from ``token_id:N`` logprob tokens, when every token is spelled that way."""
+    """Token ids from the logprobs, when every token has one: llama.cpp's ``id`` field, or vLLM's
+    ``token_id:N`` spelling."""
     if logprobs is None or not logprobs.content:
         return None
     ids: list[int] = []
     for item in logprobs.content:
+        if item.id is not None:
+            ids.append(item.id)
+            continue
         match = _TOKEN_ID_STRING.match(item.token)
         if match is None:
             return None
