@@ -34,6 +34,8 @@ class ServeOptions:
     parallel: int = 4
     lora: tuple[Path, ...] = ()
     threads: int | None = None
+    log_level: int | None = None
+    """llama.cpp's log verbosity: 1 errors only, 2 warnings too, 3 (its default) every request."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def start(options: ServeOptions) -> RunningServer:
     if options.threads is not None:
         params.cpuparams.n_threads = options.threads
         params.cpuparams_batch.n_threads = options.threads
+    if options.log_level is not None:
+        params.verbosity = options.log_level
     if options.lora:
         params.lora_adapters = [xllamacpp.CommonAdapterLoraInfo(str(path), 1.0) for path in options.lora]
     try:
