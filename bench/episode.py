@@ -77,7 +77,7 @@ from events.model import SamplingParams
 from handlers.episode.parsing import parse_action
 from handlers.episode.prompts import HistoryStep, render_policy_prompt
 from handlers.grading.extraction import extract_final_answer
-from handlers.ports import ModelReply
+from handlers.ports import ModelReply, ToolOptions
 from handlers.routes import ROUTES
 from handlers.run_settings import ModelSpec
 
@@ -122,7 +122,7 @@ async def in_process(url: str, episodes: int, concurrency: int) -> Measured:
     """The baseline: the same episode logic as direct calls, nothing recorded."""
     settings = settings_for(url)
     router = ModelRouter()
-    client = router.client_for("policy", "fake", settings.run_settings())
+    client = router.client_for("policy", settings.model_for("policy"))
     tool, grader = EchoPython(), ExactGrader()
     gate = asyncio.Semaphore(concurrency)
 
@@ -138,7 +138,7 @@ async def in_process(url: str, episodes: int, concurrency: int) -> Measured:
                 if action.kind == "answer":
                     await grader.grade(extract_final_answer(reply.text) or "", "42", "exact")
                     return
-                result = await tool.run(action.tool_input or "", {})
+                result = await tool.run(action.tool_input or "", ToolOptions())
                 observation = f"<tool_response>{result.text}</tool_response>"
                 history.append(HistoryStep(action=reply.text, observation=observation))
 

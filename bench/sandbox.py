@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.sandbox import PythonSandbox, SandboxConfig
 from engine.sandbox.runner import PRE_IMPORTED
+from handlers.ports import ToolOptions
 
 SNIPPETS = {
     "trivial": "print(1 + 1)",
@@ -95,7 +96,7 @@ async def first_call(background: bool, turn_s: float) -> float:
         tool.start_in_background()
     await asyncio.sleep(turn_s)
     try:
-        await tool.run("print(1 + 1)", {})
+        await tool.run("print(1 + 1)", ToolOptions())
         return time.perf_counter() - started
     finally:
         await tool.close()
