@@ -61,10 +61,12 @@ def test_apollo_worker_says_which_engine_it_joined_and_when_it_stops(tmp_path: P
         process = subprocess.Popen([sys.executable, "-m", "engine", "worker"], cwd=ROOT, env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert process.stderr is not None
-        first = process.stderr.readline()
-        while first and not first.startswith("apollo worker:"):  # log lines may come first
+        try:
             first = process.stderr.readline()
-        process.terminate()
-        rest = process.communicate(timeout=60)[1]
+            while first and not first.startswith("apollo worker:"):  # log lines may come first
+                first = process.stderr.readline()
+        finally:  # a worker that never says so is still stopped when the test gives up on it
+            process.terminate()
+            rest = process.communicate(timeout=60)[1]
     assert first.strip() == f"apollo worker: joined the engine on NATS at {url}; Ctrl-C to stop"
     assert rest.strip().splitlines()[-1] == "apollo worker: stopped"
