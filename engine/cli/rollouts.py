@@ -96,8 +96,10 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(summary))
     else:
         versions = ", ".join("none" if v is None else f"v{v}" for v in summary["versions"])
-        print(f"apollo rollouts: {summary['groups']} groups ({summary['runs']} runs, {summary['runs_failed']} "
-              f"failed) for policy version {versions}; at most {summary['max_open_groups']} open at once")
+        groups, runs = summary["groups"], summary["runs"]
+        print(f"apollo rollouts: {groups} group{'' if groups == 1 else 's'} ({runs} run{'' if runs == 1 else 's'}, "
+              f"{summary['runs_failed']} failed) for policy version {versions}; "
+              f"at most {summary['max_open_groups']} open at once")
     return 0
 
 

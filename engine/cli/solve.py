@@ -111,7 +111,7 @@ def print_result(result: dict[str, Any]) -> None:
     else:
         print(f"run:     {result['run_id']} ({result['status']}, {result.get('done_reason')})")
     answer = result.get("answer")
-    print(f"answer:  {'(none)' if answer is None else answer}")
+    print(f"answer:  {'no answer' if answer is None else answer}")
     score = result.get("score")
     if result["incomplete"]:
         print("grade:   none: the run could not be completed, so its score says nothing about the model")

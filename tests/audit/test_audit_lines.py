@@ -52,3 +52,12 @@ def test_the_timeline_and_the_page_show_them_after_the_runs_events() -> None:
     assert "rollout.trained" in lines[-1] and "at step 3" in lines[-1]
     page = render_html([[*records, *extra]])
     assert "re-graded 1 -&gt; 0 by exact 0a833d16e19e" in page and "trained by train-demo at step 3" in page
+
+
+def test_an_answer_in_latex_reads_with_single_backslashes() -> None:
+    """``x \\not= 42`` is shown as the model wrote it, not as an escaped Python literal."""
+    from handlers.answer_text import answer_phrase
+
+    assert answer_phrase("x \\not= 42") == "answer 'x \\not= 42'"
+    assert answer_phrase("a\nb") == "answer 'a\\nb'"
+    assert answer_phrase(None) == "no answer"

@@ -35,8 +35,9 @@ def cut_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = folder / "data"
     with fake_model_server() as model:
         _plan(model.url, "hang")
-        apollo(data, "solve", "What is 2+3?", "--answer", "5", "--model", "fake-model", "--model-url", model.url,
-               "--config", str(config), "--no-probe", "--run-id", "solve-marks")
+        _, out, _ = apollo(data, "solve", "What is 2+3?", "--answer", "5", "--model", "fake-model",
+                           "--model-url", model.url, "--config", str(config), "--no-probe", "--run-id", "solve-marks")
+    (folder / "solve.out").write_text(out)
     return data
 
 
@@ -60,3 +61,5 @@ def test_a_run_that_ended_without_an_answer_says_so_not_none(cut_run: Path) -> N
     assert code == 0, err[-2000:]
     [ended] = [line for line in out.splitlines() if "run.completed" in line]
     assert "no answer" in ended and "None" not in ended
+    solved = (cut_run.parent / "solve.out").read_text()  # solve's own summary says it the same way
+    assert "answer:  no answer" in solved and "(none)" not in solved
