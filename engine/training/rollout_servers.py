@@ -32,7 +32,10 @@ from engine.training.torch_thread import run_torch
 SERVERS = ("llamacpp", "trainer")
 PROMPT_ROOM = 512
 """Context per llama.cpp slot beyond the reply: the demo's prompts are about 80 tokens."""
-MAX_SLOTS = 32
+MAX_SLOTS = 4
+"""Requests llama.cpp generates at once; more wait for a slot. On this 2-core machine 16
+slots took 2-4x longer than 4 for a step's 16 rollouts: each slot prefills its own copy of
+the prompt after every restart, and a queued request reuses a finished one's prefix."""
 
 
 @dataclass(frozen=True)
