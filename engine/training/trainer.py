@@ -45,9 +45,9 @@ def with_lora(model: Any, rank: int) -> Any:
     return get_peft_model(model, config)
 
 
-def lora_alpha(rank: int) -> float:
+def lora_alpha(rank: int) -> int:
     """The adapters' ``lora_alpha``: their update is scaled by ``alpha / rank`` = 2."""
-    return float(2 * rank)
+    return 2 * rank
 
 
 def trainable_state(model: Any) -> dict[str, Any]:
