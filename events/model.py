@@ -38,6 +38,22 @@ class TokenUsage(msgspec.Struct, frozen=True, kw_only=True):
     completion_tokens: int = 0
 
 
+class ServerTimings(msgspec.Struct, frozen=True, kw_only=True):
+    """What the server says it spent on a reply (llama.cpp's ``timings``), when it says."""
+
+    prompt_tokens: int = 0
+    """Prompt tokens evaluated for this reply (a prompt cache hit is not counted here)."""
+    prompt_ms: float = 0.0
+    cached_tokens: int = 0
+    """Prompt tokens taken from the server's cache."""
+    generated_tokens: int = 0
+    generated_ms: float = 0.0
+
+    @property
+    def generated_per_second(self) -> float | None:
+        return self.generated_tokens * 1000 / self.generated_ms if self.generated_ms > 0 else None
+
+
 class ModelCallRequested(Event, frozen=True, kw_only=True, tag="model.call_requested"):
     """A decider asked for one model completion."""
 
@@ -79,6 +95,8 @@ class ModelResponded(Event, frozen=True, kw_only=True, tag="model.responded"):
     policy_version: int | None = None
     """The policy version that served the call: the last ``policy.activated`` for the
     role when the call was made (``None``: none was activated, or another model served)."""
+    server_timings: ServerTimings | None = None
+    """The server's own account of prompt and generation time (llama.cpp reports it)."""
 
 
 class ModelCallFailed(Event, frozen=True, kw_only=True, tag="model.call_failed"):

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from events.model import ChatMessage, ModelFailureKind, SamplingParams, TokenUsage
+from events.model import ChatMessage, ModelFailureKind, SamplingParams, ServerTimings, TokenUsage
 from handlers.errors import HandlerError
 from handlers.run_settings import EpisodeSpec, ModelSpec
 
@@ -32,6 +32,8 @@ class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
     logprobs: list[float] | None = None
     policy_version: int | None = None
     """The policy version the endpoint served the call with (``None``: unversioned)."""
+    server_timings: ServerTimings | None = None
+    """What the server says it spent (llama.cpp's ``timings``)."""
 
 
 class ModelError(HandlerError):

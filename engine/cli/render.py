@@ -44,8 +44,8 @@ def summary(event: Event, width: int = 100) -> str:
         case ModelCallRequested():
             return f"{event.role} step {event.step}: asking {event.model} ({event.purpose})"
         case ModelResponded():
-            return (f"{event.role} step {event.step}: replied in {event.latency_ms:.0f} ms{_marked(event)}: "
-                    f"{_clip(event.text, width)}")
+            return (f"{event.role} step {event.step}: replied in {event.latency_ms:.0f} ms{_speed(event)}"
+                    f"{_marked(event)}: {_clip(event.text, width)}")
         case ModelCallFailed():
             return (f"{event.role} step {event.step}: model call failed ({event.kind}){_marked(event)}: "
                     f"{_clip(event.message, width)}")
@@ -164,3 +164,10 @@ def _marked(event: Event) -> str:
 def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _speed(event: ModelResponded) -> str:
+    """The server's own generation speed, where it reported one (llama.cpp does)."""
+    timings = event.server_timings
+    rate = timings.generated_per_second if timings is not None else None
+    return "" if timings is None or rate is None else f" ({timings.generated_tokens} tokens at {rate:.0f}/s)"

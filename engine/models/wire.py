@@ -12,7 +12,7 @@ import re
 
 import msgspec
 
-from events.model import TokenUsage
+from events.model import ServerTimings, TokenUsage
 from handlers.ports import ModelError, ModelReply
 
 _TOKEN_ID_STRING = re.compile(r"^token_id:(\d+)$")
@@ -49,11 +49,22 @@ class _Usage(msgspec.Struct):
     completion_tokens: int | None = None
 
 
+class _Timings(msgspec.Struct):
+    """llama.cpp's ``timings`` (its own names)."""
+
+    prompt_n: int | None = None
+    prompt_ms: float | None = None
+    cache_n: int | None = None
+    predicted_n: int | None = None
+    predicted_ms: float | None = None
+
+
 class _Completion(msgspec.Struct):
     choices: list[_Choice] | None = None
     model: str | None = None
     usage: _Usage | None = None
     prompt_token_ids: list[int] | None = None
+    timings: _Timings | None = None
 
 
 _decoder = msgspec.json.Decoder(_Completion)
@@ -93,7 +104,16 @@ def decode_completion(body: bytes, default_model: str) -> ModelReply:
         prompt_token_ids=choice.prompt_token_ids or completion.prompt_token_ids,
         token_ids=choice.token_ids or _ids_from_logprob_tokens(choice.logprobs),
         logprobs=logprobs,
+        server_timings=_timings(completion.timings),
     )
+
+
+def _timings(timings: _Timings | None) -> ServerTimings | None:
+    if timings is None:
+        return None
+    return ServerTimings(prompt_tokens=timings.prompt_n or 0, prompt_ms=timings.prompt_ms or 0.0,
+                         cached_tokens=timings.cache_n or 0, generated_tokens=timings.predicted_n or 0,
+                         generated_ms=timings.predicted_ms or 0.0)
 
 
 def _usage(usage: _Usage | None) -> TokenUsage | None:

@@ -49,7 +49,7 @@ async def call_model(event: ModelCallRequested, ctx: HandlerContext) -> Sequence
             finish_reason=reply.finish_reason, usage=reply.usage, latency_ms=reply.latency_ms,
             attempts=reply.attempts, retried=reply.retried, prompt_token_ids=reply.prompt_token_ids,
             token_ids=reply.token_ids, logprobs=reply.logprobs, policy_version=reply.policy_version,
-            **common,
+            server_timings=reply.server_timings, **common,
         )
     ]
 

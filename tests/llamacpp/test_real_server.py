@@ -21,6 +21,7 @@ pytestmark = pytest.mark.timeout(240)
 
 QUESTION = [ChatMessage(role="user", content="What is 2 + 3? Answer with a number.")]
 NO_RETRIES = "models:\n  policy:\n    max_retries: 0\n"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _client(url: str, **fields: object) -> OpenAICompatClient:
@@ -47,6 +48,44 @@ async def test_solve_runs_an_episode_to_a_recorded_end_with_usage(llama: LlamaSe
     replies = [json.loads(line)["event"] for line in shown.splitlines() if '"model.responded"' in line]
     assert replies and all(r["usage"]["prompt_tokens"] > 0 and r["usage"]["completion_tokens"] > 0 for r in replies)
     assert all(r["usage"]["completion_tokens"] <= 32 for r in replies)
+    timings = [r["server_timings"] for r in replies]  # llama.cpp's own account, recorded with each reply
+    assert all(t["generated_tokens"] == r["usage"]["completion_tokens"] and t["generated_ms"] > 0
+               for t, r in zip(timings, replies, strict=True))
+
+
+async def test_a_dataset_run_with_samples_records_every_sample(llama: LlamaServer, tmp_path: Path) -> None:
+    """`apollo run` over two GSM8K problems x 2 samples: four results rows, each with a recorded end."""
+    dataset = tmp_path / "two.jsonl"
+    rows = [json.loads(line) for line in (DATA / "gsm8k.jsonl").read_text().splitlines()[:2]]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out_file = tmp_path / "results.jsonl"
+    code, out, err = await apollo_in(tmp_path, "run", "--dataset", str(dataset), "--samples", "2", "--model", ALIAS,
+                                     "--model-url", llama.url, "--max-tokens", "24", "--max-steps", "1",
+                                     "--out", str(out_file))
+    assert code == 0, err[-2000:]
+    results = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert len(results) == 4 and all(r["completed"] and r["done_reason"] for r in results)
+    assert f"model {ALIAS}" in out + err
+
+
+async def test_evolve_with_verifiers_runs_every_role_against_the_server(llama: LlamaServer, tmp_path: Path) -> None:
+    """One evolve round with two verifiers: the policy, the summarizer and both verifiers are answered by
+    llama.cpp, and the run completes with a verdict."""
+    config = tmp_path / "evolve.yaml"
+    config.write_text("episode:\n  max_steps: 1\nevolve:\n  rounds: 1\n  verifiers: 2\n  aggregate: false\n"
+                      "  format_retries: 0\n  verifier_episode:\n    max_steps: 1\n")
+    code, out, err = await apollo_in(tmp_path, "solve", "What is 2 + 3?", "--answer", "5", "--workflow", "evolve",
+                                     "--model", ALIAS, "--model-url", llama.url, "--max-tokens", "24",
+                                     "--config", str(config), "--json")
+    assert code == 0, err[-2000:]
+    result = json.loads(out.splitlines()[-1])
+    assert result["status"] == "completed" and not result["incomplete"]
+    code, shown, err = await apollo_in(tmp_path, "show", result["run_id"], "--json")
+    assert code == 0, err[-2000:]
+    events = [json.loads(line)["event"] for line in shown.splitlines() if line.startswith("{")]
+    roles = {e["role"] for e in events if e.get("type") == "model.responded"}
+    assert {"policy", "summarizer", "verifier"} <= roles
+    assert any(e.get("type") == "verdict.reached" for e in events)
 
 
 async def test_a_non_streaming_reply_has_text_and_usage(llama: LlamaServer) -> None:
@@ -98,10 +137,13 @@ async def test_an_overflowing_solve_ends_context_length_scored_zero(llama: Llama
     assert (result["done_reason"], result["score"], result["incomplete"]) == ("context_length", 0.0, False)
 
 
-async def test_the_probe_reads_the_context_and_takes_any_name(llama: LlamaServer) -> None:
-    """llama.cpp lists one name but serves any: the probe asks, passes, and says the context per request."""
+async def test_the_probe_reads_the_context_and_refuses_a_name_answered_by_another_model(llama: LlamaServer) -> None:
+    """The listed name passes with the context per request. llama.cpp answers any other name with its one
+    model, so the probe asks, sees the listed model answer, and refuses, naming the model to use: a run
+    is never recorded under a name that did not answer."""
     assert await probe_endpoint(llama.url, ALIAS, "EMPTY") == CTX
-    assert await probe_endpoint(llama.url, "a-name-it-does-not-list", "EMPTY") == CTX
+    with pytest.raises(ProbeFailed, match=rf"'{ALIAS}' answered: use --model {ALIAS}"):
+        await probe_endpoint(llama.url, "a-name-it-does-not-list", "EMPTY")
 
 
 async def test_a_wrong_path_on_the_real_server_fails_the_probe(llama: LlamaServer) -> None:

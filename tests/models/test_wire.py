@@ -77,3 +77,18 @@ def test_null_usage_fields_are_zero() -> None:
     body = _body({"content": "x"}, usage={"prompt_tokens": None, "completion_tokens": 3})
     usage = decode_completion(body, "m").usage
     assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (0, 3)
+
+
+def test_llama_cpp_timings_are_read_and_other_servers_have_none() -> None:
+    """llama.cpp's ``timings`` become the reply's server timings (its names mapped); a body without
+    them (vLLM, OpenAI) has none."""
+    timings = {"prompt_n": 12, "prompt_ms": 30.5, "cache_n": 4, "predicted_n": 8, "predicted_ms": 80.0,
+               "predicted_per_second": 100.0}
+    body = {"choices": [{"message": {"content": "5"}, "finish_reason": "stop"}], "timings": timings}
+    reply = decode_completion(json.dumps(body).encode(), "m")
+    assert reply.server_timings is not None
+    assert (reply.server_timings.prompt_tokens, reply.server_timings.cached_tokens,
+            reply.server_timings.generated_tokens) == (12, 4, 8)
+    assert reply.server_timings.generated_per_second == 100.0
+    plain = {"choices": [{"message": {"content": "5"}}]}
+    assert decode_completion(json.dumps(plain).encode(), "m").server_timings is None
