@@ -3,27 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
-
-from engine.eventlog.memory import InMemoryEventLog
 from engine.testing.event_builders import started, submitted
-
-
-@pytest.fixture(params=["memory", "jetstream"])
-async def event_log(request: pytest.FixtureRequest) -> AsyncIterator[object]:
-    if request.param == "memory":
-        yield InMemoryEventLog()
-        return
-    from engine.nats.jetstream import JetStreamEventLog
-
-    server = request.getfixturevalue("nats_server")
-    log = await JetStreamEventLog.connect(server.url)
-    try:
-        yield log
-    finally:
-        await log.close()
 
 
 async def test_append_then_read_run_returns_events_in_order(event_log) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
 
-from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.server import NatsServerProcess
 from engine.nats.transient import retrying
 from engine.testing.event_builders import started, submitted
@@ -19,21 +17,6 @@ from events.subjects import subject_for_tag
 
 WAIT_S = 30.0
 """A guard against a hang only: every wait below ends long before it."""
-
-
-@pytest.fixture(params=["memory", "jetstream"])
-async def event_log(request: pytest.FixtureRequest) -> AsyncIterator[object]:
-    if request.param == "memory":
-        yield InMemoryEventLog()
-        return
-    from engine.nats.jetstream import JetStreamEventLog
-
-    server = request.getfixturevalue("nats_server")
-    log = await JetStreamEventLog.connect(server.url)
-    try:
-        yield log
-    finally:
-        await log.close()
 
 
 async def _take(following, count: int) -> list:
