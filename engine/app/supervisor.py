@@ -76,14 +76,23 @@ async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_p
     install_signal_handlers(dispatcher.stop)
     freeze_startup_heap()
     # said, as `apollo up` says where it runs: a worker that joined silently looks like one that hangs
-    print(f"apollo worker: joined the engine on NATS at {settings.nats.url or running_engine_url(settings)}; "
-          "Ctrl-C to stop", file=sys.stderr, flush=True)
+    url = settings.nats.url or running_engine_url(settings)
+    _say(settings, f"apollo worker: joined the engine on NATS at {url}; Ctrl-C to stop", "worker_joined", nats_url=url)
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=False)
     finally:
         await runtime.close()
-    print("apollo worker: stopped", file=sys.stderr)
+    _say(settings, "apollo worker: stopped", "worker_stopped")
     return 0
+
+
+def _say(settings: Settings, line: str, event: str, **fields: Any) -> None:
+    """A line for a person, or, when the log is JSON, the same news as one JSON log record (a
+    collector reading the worker's output must find one JSON object per line)."""
+    if settings.log.json:
+        log.info(event, **fields)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with_projector: bool) -> None:
