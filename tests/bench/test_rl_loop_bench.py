@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_rl_loop_benchmark_prints_both_loops_and_their_ratio() -> None:
-    """The RL loop benchmark prints both loops' phase shares and their step-time ratio."""
+    """The RL loop benchmark prints the in-process loop and the engine with each rollout server (llama.cpp,
+    the trainer's endpoint): their phase shares and step-time ratios."""
     done = subprocess.run(  # our own script
         [sys.executable, "bench/rl_loop.py", "--steps", "2", "--groups", "1", "--group-size", "2",
          "--max-tokens", "4"],
@@ -22,10 +23,12 @@ def test_rl_loop_benchmark_prints_both_loops_and_their_ratio() -> None:
     )  # fmt: skip
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     lines = done.stdout.splitlines()
-    for loop in ("in-process / 1", "engine / 1"):
-        row = next(line for line in lines if line.startswith(loop))
-        assert row.count("%") == 4, row  # rollout, tokenising, training, syncing
-    assert any("engine / in-process at 1 group(s) in flight: step time" in line and "x, CPU" in line for line in lines)
+    for loop in ("in-process / 1", "engine llamacpp / 1", "engine trainer / 1"):
+        row = next((line for line in lines if line.startswith(loop)), None)
+        assert row is not None and row.count("%") == 4, (loop, done.stdout)  # rollout, tokenising, training, syncing
+    for server in ("llamacpp", "trainer"):  # each rollout server against the in-process loop
+        assert any(f"engine {server} / in-process at 1 group(s) in flight: step time" in line and "x, CPU" in line
+                   for line in lines), done.stdout
 
 
 def test_rl_loop_benchmark_refuses_a_single_step() -> None:
