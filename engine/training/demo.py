@@ -43,6 +43,7 @@ from engine.errors import EngineError
 from engine.nats.rollout_source import JetStreamRolloutSource
 from engine.rollouts import train_recorder
 from engine.serving import PolicySync, announce_update, wait_for_outcome
+from engine.serving.active import active_policies
 from engine.training import checkpoint, step_log
 from engine.training.checkpoint import CheckpointState
 from engine.training.model_package import MODEL_NAME, load_policy
@@ -193,6 +194,9 @@ class Demo:
                            requests=self.options.groups * self.options.group_size, max_tokens=self.options.max_tokens,
                            lora_alpha=lora_alpha(self.options.lora_rank), version=version,
                            served_folder=self.checkpoints / state.folder if state and state.version > 0 else None)
+        # The process's registry of served versions may hold another demo's (an earlier call in this
+        # process, another data dir): its newer versions would hide this demo's activations.
+        active_policies().clear()
         runtime = await open_runtime(self.settings, start_server=True)
         try:
             async with (serving(plan, model, tokenizer) as served, local_workers(runtime, enabled=True)):
@@ -268,6 +272,7 @@ class Demo:
         if not isinstance(outcome, PolicyActivated):
             msg = f"the server did not take version {state.version}: {getattr(outcome, 'reason', outcome)}"
             raise DemoError(msg)
+        await _until_stamped(outcome)
 
     def _records_of(self, state: CheckpointState) -> list[dict[str, Any]]:
         """Every step's record of a finished demo, its metrics line and plot repaired if a kill cut them."""
@@ -319,3 +324,17 @@ def step_record(step: int, version: int, batch: TrainingBatch, outcome: TrainOut
         "train_s": round(outcome.train_s, 3), "sync_s": 0.0, "cpu_s": 0.0,
         "skipped": outcome.skipped, "trajectories": [t.event_id for t in batch.trajectories],
     }  # fmt: skip
+
+
+async def _until_stamped(activated: PolicyActivated, timeout: float = 10.0) -> None:
+    """Wait until this process's workers stamp calls with the activated version.
+
+    The log has the activation; the workers learn it from their own watch of the policy
+    stream, which a loaded machine can delay past the next step's first calls (served by the
+    new adapter, recorded as unversioned). Best effort: after ``timeout`` the step goes on.
+    """
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (active_policies().version_of(activated.policy) or 0) < activated.version:
+        if asyncio.get_running_loop().time() >= deadline:
+            return
+        await asyncio.sleep(0.02)
