@@ -327,11 +327,12 @@ def step_record(step: int, version: int, batch: TrainingBatch, outcome: TrainOut
 
 
 async def _until_stamped(activated: PolicyActivated, timeout: float = 10.0) -> None:
-    """Wait until this process's workers stamp calls with the activated version.
+    """Wait until this process's registry of served versions holds the activated version.
 
-    The log has the activation; the workers learn it from their own watch of the policy
-    stream, which a loaded machine can delay past the next step's first calls (served by the
-    new adapter, recorded as unversioned). Best effort: after ``timeout`` the step goes on.
+    The policy sync appends the activation, then applies it to the registry after its append
+    returns; this demo may read the activation from the log in between, and the next step's
+    first calls would then be served by the new adapter yet recorded as unversioned. Best
+    effort: after ``timeout`` the step goes on.
     """
     deadline = asyncio.get_running_loop().time() + timeout
     while (active_policies().version_of(activated.policy) or 0) < activated.version:
