@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from engine.app.bootstrap import open_runtime
-from engine.cli.run_lookup import resolve_run_id
+from engine.cli.run_lookup import resolve_indexed
 from engine.config.settings import Settings
 from engine.runtime.cancellation import cancel_run
 from events.base import tag_of
@@ -28,7 +28,7 @@ async def _cmd_cancel(args: argparse.Namespace, settings: Settings) -> int:
     reason = " ".join(args.reason.split()) or DEFAULT_REASON
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
-        run_id = await resolve_run_id(runtime.log, args.run_id)
+        [run_id] = await resolve_indexed(runtime.log, settings, args.run_id)
         cancelled, ending = await cancel_run(runtime.log, run_id, reason=reason)
     finally:
         await runtime.close()

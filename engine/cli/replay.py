@@ -20,7 +20,7 @@ from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.app.operations import local_workers, new_run_id, outcome, run_events, watch_run
 from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.left_running import say_left_running
-from engine.cli.run_lookup import resolve_run_id
+from engine.cli.run_lookup import indexed_run_ids, resolve_indexed
 from engine.cli.solve import print_result
 from engine.cli.submitted_settings import announce, submitted_config
 from engine.config.reference import translate
@@ -98,11 +98,11 @@ async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if not args.all:
             skipped: list[Unreadable] = []
-            run_id = await resolve_run_id(runtime.log, args.run_id)
+            [run_id] = await resolve_indexed(runtime.log, settings, args.run_id)
             records = await run_events(runtime, run_id, skipped)
             return await _replay_histories([records], runtime.log, args, {run_id: skipped})
         histories, unreadable = [], {}
-        for run_id in await runtime.log.run_ids():
+        for run_id in await indexed_run_ids(runtime.log, settings):  # the index picks them: no pass over the log
             skipped = unreadable[run_id] = []
             try:
                 histories.append(await run_events(runtime, run_id, skipped))
@@ -309,8 +309,8 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
     engine_running = engine_url is not None
     runtime = await open_runtime(settings, start_server=True)
     try:
+        [parent_id] = await resolve_indexed(runtime.log, settings, args.run_id)
         async with local_workers(runtime, enabled=not engine_running and not args.no_wait, kind=ForkAwareDispatcher):
-            parent_id = await resolve_run_id(runtime.log, args.run_id)
             parent = await run_events(runtime, parent_id)
             at_seq = event_seq(parent, args.at)
             overrides = fork_overrides(args, _policy_model(parent))
@@ -377,8 +377,9 @@ def _policy_model(records: list[Recorded]) -> str:
 async def _cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings, start_server=True, quiet=True)
     try:
-        a = await run_events(runtime, await resolve_run_id(runtime.log, args.run_a))
-        b = await run_events(runtime, await resolve_run_id(runtime.log, args.run_b))
+        run_a, run_b = await resolve_indexed(runtime.log, settings, args.run_a, args.run_b)
+        a = await run_events(runtime, run_a)
+        b = await run_events(runtime, run_b)
     finally:
         await runtime.close()
     diff = diff_runs(a, b)

@@ -13,17 +13,37 @@ from engine.runtime.run_index import RunIndex
 SHOWN_CANDIDATES = 5
 
 
-async def resolve_run_id(event_log: EventLog, text: str) -> str:
-    """The run ``text`` names among the runs in the log (see :func:`pick_run_id`)."""
-    return pick_run_id(await event_log.run_ids(), text)
-
-
 async def open_run_index(event_log: EventLog, settings: Settings) -> RunIndex:
     """The index of runs in the data dir, caught up with ``event_log``; what it repaired is said on stderr."""
     index = await RunIndex.in_data_dir(event_log, default_data_dir(settings), announce=_say)
     for notice in index.notices:
         print(f"apollo: {notice}", file=sys.stderr)
     return index
+
+
+async def resolve_indexed(event_log: EventLog, settings: Settings, *texts: str) -> list[str]:
+    """The runs ``texts`` name (each as :func:`pick_indexed` picks it), asking the index of runs:
+    the cost follows the matches, not how many runs the log holds.
+
+    Raises:
+        EngineError: a text is an ambiguous prefix (the message lists the candidates).
+    """
+    index = await open_run_index(event_log, settings)
+    try:
+        return [pick_indexed(index, text) for text in texts]
+    finally:
+        index.close()
+
+
+async def indexed_run_ids(event_log: EventLog, settings: Settings) -> list[str]:
+    """Every run with a submission recorded, from the index of runs, in the order the log's
+    subjects sort (``<id>.problem.submitted``: the order listing the stream's subjects gives)."""
+    index = await open_run_index(event_log, settings)
+    try:
+        ids, _ = index.pick("", index.count())  # the empty prefix: every listed run
+    finally:
+        index.close()
+    return sorted(ids, key=lambda run_id: run_id + ".")
 
 
 def _say(line: str) -> None:
