@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import os
 import statistics
 import subprocess
@@ -36,6 +37,8 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+
+import msgspec
 
 # Run as a script, this file's folder heads sys.path and its name would hide packages.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -47,6 +50,7 @@ from engine.nats.server import NatsServerProcess
 from engine.runtime.run_index import RunIndex
 from engine.testing.recorded_runs import EPOCH, recorded_run, spec_for
 from events.codec import encode
+from events.model import ModelCallRequested
 from events.subjects import subject_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,15 +176,33 @@ def _lines(path: Path) -> int:
         return sum(1 for _ in handle)
 
 
+TURNS = (1, 4, 16)
+
+
 def bytes_per_run(runs: int = 20) -> None:
-    """Stream bytes one run takes at 1, 4 and 16 turns (its events as stored, headers included)."""
-    line = []
-    for turns in (1, 4, 16):
+    """Stream bytes one run takes at 1, 4 and 16 turns (its events as stored, headers included),
+    against the same runs with every prompt written whole (as runs recorded before deltas were)."""
+    stored_kib = {}
+    for turns in TURNS:
         with tempfile.TemporaryDirectory(prefix="apollo-read-bytes-") as tmp, \
                 NatsServerProcess(store_dir=Path(tmp)) as server:
-            stored = asyncio.run(fill(server.url, 0, runs, turns))
-        line.append(f"{turns} turns {stored / runs / 1024:.1f} KiB")
-    print("bytes per run: " + ", ".join(line), flush=True)
+            stored_kib[turns] = asyncio.run(fill(server.url, 0, runs, turns)) / runs / 1024
+    print("bytes per run: " + ", ".join(f"{t} turns {stored_kib[t]:.1f} KiB" for t in TURNS), flush=True)
+    whole = {t: _whole_prompt_bytes(t) / 1024 for t in TURNS}
+    body = {t: sum(len(encode(e)) for e in recorded_run(run_spec(0, t))) / 1024 for t in TURNS}
+    per_turn = [(body[b] - body[a]) / (b - a) for a, b in itertools.pairwise(TURNS)]
+    print("    event bodies: " + ", ".join(f"{t} turns {body[t]:.1f} KiB (prompts whole: {whole[t]:.1f})"
+                                           for t in TURNS), flush=True)
+    print(f"    each further turn adds {per_turn[0]:.2f} KiB (turns 1-4) and {per_turn[1]:.2f} KiB (turns 4-16): "
+          f"{'linear' if per_turn[1] <= 1.5 * per_turn[0] else 'GROWING'}; with whole prompts "
+          f"{(whole[16] - whole[4]) / 12:.2f} KiB at turns 4-16", flush=True)
+
+
+def _whole_prompt_bytes(turns: int) -> int:
+    """A run's event bodies with each request's prompt and each sealed turn's written out whole."""
+    events = recorded_run(run_spec(0, turns))
+    return sum(len(msgspec.json.encode(msgspec.structs.replace(e, prompt_delta=None)
+                                       if isinstance(e, ModelCallRequested) else e)) for e in events)
 
 
 def main(argv: list[str] | None = None, run: Callable[[int, list[float]], None] = measure) -> None:

@@ -10,6 +10,7 @@ from events.base import SCHEMA_VERSION, Event
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
 from events.errors import EventError
 from events.upcast import upcast
+from events.wire_form import from_wire, to_wire
 
 MAX_DEPTH: Final = 64
 """Deepest nesting of arrays and objects accepted. Real events nest a handful of levels;
@@ -44,8 +45,9 @@ _raw_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def encode(event: Event) -> bytes:
-    """Encode one event as JSON bytes (stable field order, ``type`` first)."""
-    return _encoder.encode(event)
+    """Encode one event as JSON bytes (stable field order, ``type`` first), in its wire form
+    (:mod:`events.wire_form`: prompts recorded by their changes)."""
+    return _encoder.encode(to_wire(event))
 
 
 def to_builtins(event: Event) -> dict[str, Any]:
@@ -93,7 +95,7 @@ def _decode(data: bytes) -> Event | UnknownEvent:
         pass
     else:
         if event.schema_version == SCHEMA_VERSION:
-            return event
+            return from_wire(event)
     try:
         raw = _raw_decoder.decode(data)
     except msgspec.DecodeError as exc:
@@ -130,7 +132,7 @@ def _from_builtins(raw: dict[str, Any]) -> Event | UnknownEvent:
         return UnknownEvent(tag=tag, raw=raw)
     raw = upcast(tag, raw)
     try:
-        return msgspec.convert(raw, event_type, strict=False)
+        return from_wire(msgspec.convert(raw, event_type, strict=False))
     except msgspec.ValidationError as exc:
         msg = f"invalid {tag!r} event: {exc}"
         raise DecodeError(msg) from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from events.base import Event
-from events.model import ChatMessage
+from events.model import ChatMessage, MessageDelta
 
 
 class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
@@ -85,7 +85,10 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
 
     step: int
     prompt: list[ChatMessage]
-    """The rendered prompt messages of this turn."""
+    """The rendered prompt messages of this turn (always whole once decoded)."""
+    prompt_delta: list[MessageDelta] | None = None
+    """Wire form only: the prompt as its changes from the previous turn's
+    (:mod:`events.wire_form`); decoding resolves it into ``prompt``."""
     response: str
     """The model's reply text (reasoning folded in)."""
     valid: bool = True

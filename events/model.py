@@ -20,6 +20,26 @@ class ChatMessage(msgspec.Struct, frozen=True, kw_only=True):
     content: str
 
 
+Piece = str | tuple[int, int]
+"""Part of a :class:`MessageDelta`: a literal text, or the ``[start, end)`` characters of
+the base message (see :mod:`events.text_delta`)."""
+
+
+class MessageDelta(msgspec.Struct, frozen=True, kw_only=True):
+    """One chat message given by its changes from the message at the same place in a base prompt."""
+
+    role: str
+    pieces: list[Piece]
+
+
+class PromptDelta(msgspec.Struct, frozen=True, kw_only=True):
+    """A prompt recorded as its changes from an earlier prompt of the same episode."""
+
+    base_call: str
+    """The ``call_id`` of the earlier ``model.call_requested`` whose prompt is the base."""
+    messages: list[MessageDelta]
+
+
 class SamplingParams(msgspec.Struct, frozen=True, kw_only=True):
     """Sampling parameters of one call."""
 
@@ -61,8 +81,14 @@ class ModelCallRequested(Event, frozen=True, kw_only=True, tag="model.call_reque
     role: str
     """Which model role answers: ``policy``, ``summarizer``, ``verifier``, ``aggregator``..."""
     step: int
-    messages: list[ChatMessage]
+    messages: list[ChatMessage] = []
+    """The prompt. Recorded empty when ``prompt_delta`` gives it (the wire form); readers
+    of a run's history get it whole from the episode projection or
+    :func:`handlers.projections.prompts.resolved_prompt`."""
     model: str
+    prompt_delta: PromptDelta | None = None
+    """The prompt as its changes from the episode's previous step (runs started with
+    ``prompts: delta``), so a run's bytes grow linearly with its turns."""
     params: SamplingParams = SamplingParams()
     purpose: str = "act"
     """Why the call is made (``act``, ``force_answer``, ``summarize``...)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from events.base import Event
 
@@ -42,6 +42,10 @@ class RunStarted(Event, frozen=True, kw_only=True, tag="run.started"):
     workflow: str
     settings: dict[str, Any] = {}
     """The resolved run settings, recorded so replay decides exactly as live did."""
+    prompts: Literal["whole", "delta"] = "whole"
+    """How the run's episodes record each step's prompt: ``delta``, as its changes from the
+    step before (runs started since prompts were recorded that way), or ``whole`` (earlier
+    runs, which replay must re-decide exactly as recorded)."""
 
 
 class RunCompleted(Event, frozen=True, kw_only=True, tag="run.completed"):

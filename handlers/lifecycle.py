@@ -28,7 +28,7 @@ async def start_run(event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Ev
         settings: dict[str, Any] = resolve(event.config)
     except ValueError as exc:
         return [ctx.new(RunFailed, "result", reason=f"invalid config overrides: {exc}")]
-    return [ctx.new(RunStarted, "result", workflow=event.workflow, settings=settings)]
+    return [ctx.new(RunStarted, "result", workflow=event.workflow, settings=settings, prompts="delta")]
 
 
 def run_cancelled(events: Iterable[Event]) -> bool:

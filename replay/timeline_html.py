@@ -29,6 +29,7 @@ from handlers.projections.registry import Projection, projections
 from handlers.run_settings import recorded_policy_model
 from replay.call_marks import call_marks
 from replay.run_ending import completion_phrase
+from replay.whole_prompts import whole_prompt_records
 
 _STRING_CLIP = 400
 _LIST_CLIP = 12
@@ -67,7 +68,7 @@ def render_html(runs: Sequence[Sequence[Recorded]], *, title: str = "apollo time
     """One page with a column per run (a list of runs, each a list of recorded events)."""
     registry = projections()
     numbers = {(r.event.run_id, r.seq): n for records in runs for n, r in enumerate(records, 1)}
-    columns = "\n".join(_run_column(list(records), registry, numbers) for records in runs)
+    columns = "\n".join(_run_column(whole_prompt_records(records), registry, numbers) for records in runs)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{_e(title)}</title><style>{_CSS}</style><script>{_JS}</script></head><body>"

@@ -20,6 +20,7 @@ from events.run import RunStarted
 from handlers.evolve.round_accuracy import branch_summary
 from replay.run_table import STATUSES, RunFilter, render_table
 from replay.timeline_html import render_html
+from replay.whole_prompts import whole_prompt_records
 
 
 def register(subparsers: Any) -> None:
@@ -104,7 +105,7 @@ async def show_run(settings: Settings, run_id: str, *, as_json: bool, html: str 
             run_id = pick_indexed(index, run_id)
         finally:
             index.close()
-        records = await runtime.log.read_run(run_id, unreadable=skipped)
+        records = whole_prompt_records(await runtime.log.read_run(run_id, unreadable=skipped))
         if not records and not skipped:
             msg = f"unknown run {run_id!r}: no events recorded"
             raise RunNotFound(msg)

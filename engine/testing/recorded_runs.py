@@ -1,7 +1,9 @@
 """Whole runs as the engine records them, made without running an episode (tests, benchmarks).
 
-Each turn re-renders the prompt with the history inside, as the reason workflow does, so a
-run's bytes grow the way recorded runs' do.
+Each turn renders the policy prompt with every earlier step inside (the reason workflow's
+renderer with a window as long as the run) and records it as the engine does: whole at the
+first step, then as its changes from the step before (``RunStarted.prompts == "delta"``),
+so a run's bytes grow the way recorded runs' do.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from datetime import UTC, datetime, timedelta
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed, Turn
-from events.model import ChatMessage, ModelCallRequested, ModelResponded
+from events.model import ChatMessage, ModelCallRequested, ModelResponded, PromptDelta
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
+from events.text_delta import delta_messages
 from events.tool import ActionParsed, ToolCallRequested, ToolReturned
+from handlers.episode.observations import tool_response
+from handlers.episode.prompts import HistoryStep, render_policy_prompt
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 MODELS = ("qwen3-8b", "llama-3.1-8b", "scripted:bench")
@@ -56,20 +61,23 @@ def _events(spec: RunSpec) -> Iterator[Event]:
                            question=question, ground_truth="42", data_source=spec.dataset, workflow=spec.workflow,
                            config=settings, metadata={"dataset": f"{spec.dataset}_{spec.workflow}"})
     yield RunStarted(event_id=f"{run}-started", run_id=run, occurred_at=clock(), workflow=spec.workflow,
-                     settings=settings)
+                     settings=settings, prompts="delta")
     if spec.ending == "running":
         return
-    history = [ChatMessage(role="system", content="You solve math problems. Use python_code to compute."),
-               ChatMessage(role="user", content=question)]
+    steps: list[HistoryStep] = []
     turns: list[Turn] = []
+    before: list[ChatMessage] = []
     for step in range(1, spec.turns + 1):
         call = f"{run}-call-{step}"
-        prompt = _rendered(history)
         final = step == spec.turns
-        reply = (f"Step {step}: the answer is 42. \\boxed{{42}}" if final
-                 else f"Step {step}: let me compute.\n```python\nprint({len(run)} * 7 + {step})\n```")
+        prompt = render_policy_prompt(question, tools=["python_code"], history=steps, history_length=spec.turns,
+                                      force_answer=final, system_prompt="You solve math problems.")
+        deltas = delta_messages(before, prompt) if before else None
+        delta = PromptDelta(base_call=f"{run}-call-{step - 1}", messages=deltas) if deltas is not None else None
+        reply = (f"Step {step}: the answer is 42. <answer>\\boxed{{42}}</answer>" if final
+                 else f"Step {step}: let me compute.\n<python_code>print({len(run)} * 7 + {step})</python_code>")
         yield ModelCallRequested(event_id=f"{call}-req", run_id=run, occurred_at=clock(), call_id=call,
-                                 role="policy", step=step, messages=prompt, model=spec.model)
+                                 role="policy", step=step, messages=prompt, prompt_delta=delta, model=spec.model)
         yield ModelResponded(event_id=f"{call}-resp", run_id=run, occurred_at=clock(), call_id=call, role="policy",
                              step=step, text=reply, model=spec.model, finish_reason="stop")
         observation = None
@@ -77,18 +85,20 @@ def _events(spec: RunSpec) -> Iterator[Event]:
             yield ActionParsed(event_id=f"{call}-act", run_id=run, occurred_at=clock(), call_id=call, role="policy",
                                step=step, kind="answer", action=reply, valid=True, answer="42")
         else:
-            observation = str(len(run) * 7 + step)
+            result = str(len(run) * 7 + step)
+            observation = tool_response(result)
             yield ActionParsed(event_id=f"{call}-act", run_id=run, occurred_at=clock(), call_id=call, role="policy",
                                step=step, kind="tool", action=reply, valid=True, tool="python_code",
                                tool_input=f"print({len(run)} * 7 + {step})")
             yield ToolCallRequested(event_id=f"{call}-tool", run_id=run, occurred_at=clock(), call_id=call,
-                                    role="policy", step=step, tool="python_code", input="print(1)")
+                                    role="policy", step=step, tool="python_code",
+                                    input=f"print({len(run)} * 7 + {step})")
             yield ToolReturned(event_id=f"{call}-ret", run_id=run, occurred_at=clock(), call_id=call, role="policy",
-                               step=step, tool="python_code", result=observation, score=0.0)
+                               step=step, tool="python_code", result=result, score=1.0)
         turns.append(Turn(step=step, prompt=prompt, response=reply, observation=observation,
                           tool=None if final else "python_code"))
-        history += [ChatMessage(role="assistant", content=reply),
-                    ChatMessage(role="user", content=f"Observation: {observation}")]
+        steps.append(HistoryStep(action=reply, observation=observation or ""))
+        before = prompt
     yield from _ending(spec, clock, turns)
 
 
@@ -109,12 +119,6 @@ def _ending(spec: RunSpec, clock: _Clock, turns: list[Turn]) -> Iterator[Event]:
                            score=spec.score, done_reason="answer", invalid_turns=0, model=spec.model)
     yield RunCompleted(event_id=f"{run}-completed", run_id=run, occurred_at=clock(), done_reason="answer",
                        answer="42", score=spec.score)
-
-
-def _rendered(history: list[ChatMessage]) -> list[ChatMessage]:
-    """The prompt as the reason workflow renders it: the system message, then the whole history in one."""
-    body = "\n\n".join(f"[{m.role}] {m.content}" for m in history[1:])
-    return [history[0], ChatMessage(role="user", content=body)]
 
 
 class _Clock:

@@ -14,6 +14,7 @@ import msgspec
 from events.base import Event
 from events.episode import AnswerGraded
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
+from events.text_delta import DeltaError
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.context import HandlerContext
 from handlers.episode.graded_input import answer_block_text, ending_text, run_grader
@@ -22,6 +23,7 @@ from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, protocol_of
 from handlers.grading.reference import extracted_answer
 from handlers.ports import ModelError, ToolError, ToolOptions
 from handlers.projections.episode import EpisodeState, episode_state
+from handlers.projections.prompts import resolved_prompt
 from handlers.run_settings import RunSettingsError
 
 RESULT = "result"
@@ -37,9 +39,13 @@ async def call_model(event: ModelCallRequested, ctx: HandlerContext) -> Sequence
         return [ctx.new(ModelCallFailed, RESULT, kind="bad_response", message=str(exc)[:2000], attempts=0, **common)]
     if event.model and event.model != spec.model:  # the request's recorded name is what is asked for
         spec = msgspec.structs.replace(spec, model=event.model)
+    try:
+        messages = resolved_prompt(ctx.history, event)
+    except DeltaError as exc:  # a corrupt record fails the call, never the worker
+        return [ctx.new(ModelCallFailed, RESULT, kind="bad_response", message=str(exc)[:2000], attempts=0, **common)]
     client = ctx.services.models.client_for(event.role, spec, branch=event.branch)
     try:
-        reply = await client.complete(event.messages, event.params)
+        reply = await client.complete(messages, event.params)
     except ModelError as exc:
         return [ctx.new(ModelCallFailed, RESULT, kind=exc.kind, message=exc.message[:2000],
                         attempts=exc.attempts, **common)]

@@ -28,6 +28,7 @@ from handlers.context import HandlerContext
 from handlers.episode.model_choice import sampling_params
 from handlers.episode.moves import call_purpose, next_move
 from handlers.episode.parsing import DEFAULT_TOOL_TAGS, ParsedAction, parse_action
+from handlers.episode.prompt_record import prompt_fields
 from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_prompt
 from handlers.episode.protocol import (
     ANSWER_REASK,
@@ -285,7 +286,7 @@ def request_policy_step(
         )
     return ctx.new(
         ModelCallRequested, f"model-call-{step}",
-        call_id=ctx.new_id(f"call-{step}"), role="policy", step=step, messages=list(messages),
+        call_id=ctx.new_id(f"call-{step}"), role="policy", step=step, **prompt_fields(state, messages, purpose),
         model=model.model, params=sampling_params(model),
         purpose=purpose, branch=branch, episode=state.episode,
     )

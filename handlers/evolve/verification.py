@@ -24,6 +24,7 @@ from events.tool import ActionParsed
 from handlers.context import HandlerContext
 from handlers.episode.flow import parse_reply
 from handlers.episode.model_choice import sampling_params
+from handlers.episode.prompt_record import prompt_fields
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
 from handlers.episode.retrieval import tool_or_rewrite
 from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of, plan_of_run
@@ -119,16 +120,17 @@ def verifier_step(
         system_prompt=model.system_prompt,
     )
     label = f"verifier-{index}-call-{step}"
+    recorded_purpose = purpose if purpose == RETRY else ("force_report" if force else "act")
     return ctx.new(
         ModelCallRequested,
         label,
         call_id=ctx.new_id(label),
         role="verifier",
         step=step,
-        messages=messages,
+        **prompt_fields(state, messages, recorded_purpose),
         model=model.model,
         params=sampling_params(model),
-        purpose=purpose if purpose == RETRY else ("force_report" if force else "act"),
+        purpose=recorded_purpose,
         branch=branch,
         episode=episode_id(branch, round_, "verifier", index),
     )

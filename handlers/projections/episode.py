@@ -15,6 +15,7 @@ from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded
 from events.model import ChatMessage, ModelCallFailed, ModelCallRequested, ModelResponded
 from events.run import ProblemSubmitted, RunStarted
+from events.text_delta import DeltaError, resolve_messages
 from events.tool import ActionParsed, ToolCallRequested, ToolFailed, ToolReturned
 from handlers.episode.observations import tool_failure, tool_response, with_rag_hint
 from handlers.episode.protocol import ANSWER_REASK, ANSWER_RETRY, REFERENCE_EVOLVE
@@ -64,6 +65,8 @@ class EpisodeState:
     graded: AnswerGraded | None = None
     ended: EpisodeEnded | None = None
     retries: tuple[RetryRecord, ...] = ()
+    prompt_deltas: bool = False
+    """The run records each step's prompt as its changes from the step before (``RunStarted.prompts``)."""
 
     @property
     def step(self) -> int:
@@ -99,7 +102,7 @@ def _problem(state: EpisodeState, event: ProblemSubmitted) -> EpisodeState:
 
 
 def _started(state: EpisodeState, event: RunStarted) -> EpisodeState:
-    return replace(state, settings=event.settings)
+    return replace(state, settings=event.settings, prompt_deltas=event.prompts == "delta")
 
 
 def _call_requested(state: EpisodeState, event: ModelCallRequested) -> EpisodeState:
@@ -107,7 +110,7 @@ def _call_requested(state: EpisodeState, event: ModelCallRequested) -> EpisodeSt
         return state  # a helper call serves a step; it is not one
     if event.purpose == ANSWER_RETRY:
         return replace(state, retries=(*state.retries, RetryRecord(event.call_id)))
-    record = _new_step(event.step, event.call_id, tuple(event.messages))
+    record = _new_step(event.step, event.call_id, _prompt_of(state, event))
     if event.purpose == ANSWER_REASK:
         replaced = step_record(state, event.step)
         record = replace(record, reasks=(replaced.reasks if replaced else 0) + 1)
@@ -242,6 +245,24 @@ def _new_step(step: int, call_id: str, prompt: tuple[ChatMessage, ...]) -> StepR
     record = object.__new__(StepRecord)
     record.__dict__.update(_STEP_DEFAULTS, step=step, call_id=call_id, prompt=prompt)
     return record
+
+
+def _prompt_of(state: EpisodeState, event: ModelCallRequested) -> tuple[ChatMessage, ...]:
+    """The request's prompt whole: its messages, or its delta applied to the step it names.
+
+    Raises:
+        events.text_delta.DeltaError: the delta's base step is not in this episode, or a range
+            is outside it (a corrupt or foreign record; the decider that folds it fails loudly).
+    """
+    delta = event.prompt_delta
+    if delta is None or event.messages:  # the decider's own output holds it whole too
+        return tuple(event.messages)
+    base = next((s for s in reversed(state.steps) if s.call_id == delta.base_call), None)
+    if base is None:
+        msg = (f"model.call_requested {event.call_id} gives its prompt as changes from call "
+               f"{delta.base_call}, which is no step of episode {state.episode!r}")
+        raise DeltaError(msg)
+    return tuple(resolve_messages(base.prompt, delta.messages))
 
 
 def _upsert(state: EpisodeState, record: StepRecord, *, model: str) -> EpisodeState:
