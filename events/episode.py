@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from events.base import Event
-from events.model import ChatMessage, MessageDelta
+from events.model import ChatMessage, MessagesDelta
 
 
 class AnswerGraded(Event, frozen=True, kw_only=True, tag="answer.graded"):
@@ -86,7 +86,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
     step: int
     prompt: list[ChatMessage]
     """The rendered prompt messages of this turn (always whole once decoded)."""
-    prompt_delta: list[MessageDelta] | None = None
+    prompt_delta: MessagesDelta | None = None
     """Wire form only: the prompt as its changes from the previous turn's
     (:mod:`events.wire_form`); decoding resolves it into ``prompt``."""
     response: str

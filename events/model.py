@@ -32,12 +32,20 @@ class MessageDelta(msgspec.Struct, frozen=True, kw_only=True):
     pieces: list[Piece]
 
 
-class PromptDelta(msgspec.Struct, frozen=True, kw_only=True):
+class MessagesDelta(msgspec.Struct, frozen=True, kw_only=True):
+    """A list of chat messages given by its changes from a base list."""
+
+    kept: int = 0
+    """Leading messages of the base repeated unchanged (a growing chat keeps them all)."""
+    messages: list[MessageDelta] = []
+    """The messages after those, each against the base message at the same index (if any)."""
+
+
+class PromptDelta(MessagesDelta, frozen=True, kw_only=True):
     """A prompt recorded as its changes from an earlier prompt of the same episode."""
 
     base_call: str
     """The ``call_id`` of the earlier ``model.call_requested`` whose prompt is the base."""
-    messages: list[MessageDelta]
 
 
 class SamplingParams(msgspec.Struct, frozen=True, kw_only=True):

@@ -44,8 +44,10 @@ class RunStarted(Event, frozen=True, kw_only=True, tag="run.started"):
     """The resolved run settings, recorded so replay decides exactly as live did."""
     prompts: Literal["whole", "delta"] = "whole"
     """How the run's episodes record each step's prompt: ``delta``, as its changes from the
-    step before (runs started since prompts were recorded that way), or ``whole`` (earlier
-    runs, which replay must re-decide exactly as recorded)."""
+    step before by :mod:`events.text_delta` (runs started since prompts were recorded that
+    way), or ``whole`` (earlier runs, which replay must re-decide exactly as recorded). Replay
+    compares the deltas' bytes, so the algorithm behind ``delta`` never changes: another one
+    takes another value here."""
 
 
 class RunCompleted(Event, frozen=True, kw_only=True, tag="run.completed"):

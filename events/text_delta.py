@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from events.errors import EventError
-from events.model import ChatMessage, MessageDelta, Piece
+from events.model import ChatMessage, MessageDelta, MessagesDelta, Piece
 
 MIN_COPY: Final = 24
 """Shorter matches are written literally: a range costs about this much on the wire."""
@@ -151,31 +151,39 @@ def apply_pieces(base: str, pieces: Sequence[Piece]) -> str:
     return "".join(parts)
 
 
-def delta_messages(base: Sequence[ChatMessage], new: Sequence[ChatMessage]) -> list[MessageDelta] | None:
-    """``new`` as deltas against ``base`` (message i against base message i), or None when
-    writing ``new`` whole is as small: the caller then records it whole."""
+def delta_messages(base: Sequence[ChatMessage], new: Sequence[ChatMessage]) -> MessagesDelta | None:
+    """``new`` as changes from ``base``: its leading messages equal to the base's are kept,
+    each later one is a delta of the base message at the same index (whole when there is
+    none); None when writing ``new`` whole is as small, and the caller records it whole."""
+    kept = 0
+    while kept < min(len(base), len(new)) and base[kept] == new[kept]:
+        kept += 1
     deltas = []
-    saved = 0
-    for index, message in enumerate(new):
+    saved = sum(len(message.content) for message in new[:kept])
+    for index in range(kept, len(new)):
+        message = new[index]
         against = base[index].content if index < len(base) else ""
         pieces = text_pieces(against, message.content)
         if apply_pieces(against, pieces) != message.content:  # never record what does not rebuild
             return None
         saved += len(message.content) - _wire_size(pieces)
         deltas.append(MessageDelta(role=message.role, pieces=pieces))
-    return deltas if saved > 0 else None
+    return MessagesDelta(kept=kept, messages=deltas) if saved > 0 else None
 
 
-def resolve_messages(base: Sequence[ChatMessage], deltas: Sequence[MessageDelta]) -> list[ChatMessage]:
-    """The messages ``deltas`` describe against ``base``.
+def resolve_messages(base: Sequence[ChatMessage], delta: MessagesDelta) -> list[ChatMessage]:
+    """The messages ``delta`` describes against ``base``.
 
     Raises:
-        DeltaError: a range is outside its base message.
+        DeltaError: it keeps more messages than the base has, or a range is outside its base message.
     """
-    out = []
-    for index, delta in enumerate(deltas):
+    if not 0 <= delta.kept <= len(base):
+        msg = f"delta keeps {delta.kept} messages of a base of {len(base)}"
+        raise DeltaError(msg)
+    out = list(base[:delta.kept])
+    for index, message in enumerate(delta.messages, start=delta.kept):
         against = base[index].content if index < len(base) else ""
-        out.append(ChatMessage(role=delta.role, content=apply_pieces(against, delta.pieces)))
+        out.append(ChatMessage(role=message.role, content=apply_pieces(against, message.pieces)))
     return out
 
 

@@ -55,8 +55,8 @@ def _sealed_to_wire(event: TrajectorySealed) -> TrajectorySealed:
         return event
     turns = [event.turns[0]]
     for before, turn in zip(event.turns, event.turns[1:], strict=False):
-        deltas = delta_messages(before.prompt, turn.prompt) if turn.prompt_delta is None else None
-        turns.append(turn if deltas is None else msgspec.structs.replace(turn, prompt=[], prompt_delta=deltas))
+        delta = delta_messages(before.prompt, turn.prompt) if turn.prompt_delta is None else None
+        turns.append(turn if delta is None else msgspec.structs.replace(turn, prompt=[], prompt_delta=delta))
     return msgspec.structs.replace(event, turns=turns)
 
 

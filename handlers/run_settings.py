@@ -61,6 +61,11 @@ class EpisodeSpec(msgspec.Struct, frozen=True, kw_only=True):
     enable_python_code: bool = True
     enable_local_rag: bool = False
     python_code_timeout: float = 30.0
+    prompt_layout: Literal["fresh", "chat"] = "fresh"
+    """How the policy sees its earlier steps (protocol ``apollo`` only): ``fresh`` renders one
+    new user message each turn with the last ``history_length`` steps inside; ``chat`` keeps
+    every reply and observation as chat messages, so each prompt continues the one before
+    (what a token-level trainer needs to train every turn; see docs/training.md)."""
     protocol: str = "apollo"
     """How episodes end and what is graded (docs/protocols.md): ``apollo`` (an invalid
     reply gets an error and another turn), or the reference's test (``reference_test``)

@@ -21,7 +21,7 @@ from engine.config.merge import deep_merge
 from engine.config.reference import translate
 from engine.config.validation_message import explain
 from engine.errors import ConfigError
-from handlers.episode.protocol import PROTOCOLS
+from handlers.episode.protocol import APOLLO, PROTOCOLS
 from handlers.run_settings import (
     BranchSpec,
     Count,
@@ -47,6 +47,10 @@ class EpisodeSettings(EpisodeSpec, frozen=True, kw_only=True, forbid_unknown_fie
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
             msg = f"episode.protocol: unknown protocol {self.protocol!r} (allowed: {', '.join(PROTOCOLS)})"
+            raise ValueError(msg)
+        if self.prompt_layout == "chat" and self.protocol != APOLLO:
+            msg = (f"episode.prompt_layout: chat needs episode.protocol apollo (protocol {self.protocol!r} "
+                   "renders the reference's own prompts)")
             raise ValueError(msg)
 
 

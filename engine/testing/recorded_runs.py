@@ -72,8 +72,9 @@ def _events(spec: RunSpec) -> Iterator[Event]:
         final = step == spec.turns
         prompt = render_policy_prompt(question, tools=["python_code"], history=steps, history_length=spec.turns,
                                       force_answer=final, system_prompt="You solve math problems.")
-        deltas = delta_messages(before, prompt) if before else None
-        delta = PromptDelta(base_call=f"{run}-call-{step - 1}", messages=deltas) if deltas is not None else None
+        change = delta_messages(before, prompt) if before else None
+        delta = None if change is None else PromptDelta(base_call=f"{run}-call-{step - 1}", kept=change.kept,
+                                                         messages=change.messages)
         reply = (f"Step {step}: the answer is 42. <answer>\\boxed{{42}}</answer>" if final
                  else f"Step {step}: let me compute.\n<python_code>print({len(run)} * 7 + {step})</python_code>")
         yield ModelCallRequested(event_id=f"{call}-req", run_id=run, occurred_at=clock(), call_id=call,

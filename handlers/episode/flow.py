@@ -29,7 +29,7 @@ from handlers.episode.model_choice import sampling_params
 from handlers.episode.moves import call_purpose, next_move
 from handlers.episode.parsing import DEFAULT_TOOL_TAGS, ParsedAction, parse_action
 from handlers.episode.prompt_record import prompt_fields
-from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_prompt
+from handlers.episode.prompts import HistoryStep, render_plain_prompt, render_policy_chat, render_policy_prompt
 from handlers.episode.protocol import (
     ANSWER_REASK,
     ANSWER_RETRY,
@@ -272,6 +272,17 @@ def request_policy_step(
     plain = purpose == "act" and not previous_solutions and protocol_of(settings) != REFERENCE_EVOLVE
     if single_turn(settings) and plain:
         messages = single_turn_prompt(ctx, question, settings, model.system_prompt)
+    elif settings.episode.prompt_layout == "chat" and protocol_of(settings) == APOLLO:
+        messages = render_policy_chat(
+            question,
+            tools=() if single_turn(settings) else enabled_tools(settings),
+            history=[HistoryStep(action=s.response or "", observation=s.observation or "")
+                     for s in state.steps if s.step < step],
+            previous_solutions=previous_solutions,
+            force_answer=purpose != "act",
+            system_prompt=model.system_prompt,
+            **domain_prompt(ctx, settings),
+        )
     else:
         messages = render_policy_prompt(
             question,

@@ -28,7 +28,7 @@ def prompt_fields(state: EpisodeState, messages: Sequence[ChatMessage], purpose:
     base = state.last()
     if not state.prompt_deltas or purpose == ANSWER_RETRY or base is None or not base.prompt:
         return fields
-    deltas = delta_messages(base.prompt, messages)
-    if deltas is not None:
-        fields["prompt_delta"] = PromptDelta(base_call=base.call_id, messages=deltas)
+    delta = delta_messages(base.prompt, messages)
+    if delta is not None:
+        fields["prompt_delta"] = PromptDelta(base_call=base.call_id, kept=delta.kept, messages=delta.messages)
     return fields

@@ -1,8 +1,9 @@
 """Prompts for every model role of an episode, rendered as chat messages.
 
-Every turn is a fresh prompt: an optional system message plus one user message that
-holds the problem, optional earlier attempts with their verdicts, the recent steps
-of this episode, and the actions allowed now. Renderers are pure functions of their
+By default every turn is a fresh prompt: an optional system message plus one user
+message that holds the problem, optional earlier attempts with their verdicts, the
+recent steps of this episode, and the actions allowed now. With ``episode.prompt_layout:
+chat`` the policy's prompt is a growing chat instead (:func:`render_policy_chat`). Renderers are pure functions of their
 arguments; user text is inserted verbatim (never through ``str.format``), so braces
 in a question or in code come through untouched.
 
@@ -156,6 +157,47 @@ def render_policy_prompt(
         _actions_section(options, final_action="answer"),
     ]
     return _messages(system_prompt, sections)
+
+
+def render_policy_chat(
+    question: str,
+    *,
+    tools: Sequence[str],
+    history: Sequence[HistoryStep] = (),
+    previous_solutions: str | None = None,
+    force_answer: bool = False,
+    system_prompt: str | None = None,
+    tool_usage: Mapping[str, str] = TOOL_USAGE,
+    intro: str | None = None,
+    answer_usage: str | None = None,
+) -> list[ChatMessage]:
+    """The solver's prompt as a growing chat (``episode.prompt_layout: chat``).
+
+    The first user message is the first step's prompt; each step taken adds the reply as an
+    assistant message and what came back as a user message. Every prompt therefore continues
+    the one before it plus the reply just given, so a token-level trainer (verl's agent loop)
+    trains every turn. Every step stays in the chat (``history_length`` does not apply). On the
+    last step the final note and the answer-only action follow the last observation. The
+    reply is shown as the model wrote it (``HistoryStep.action`` must be the raw reply).
+
+    Raises:
+        ValueError: a tool has no usage paragraph.
+    """
+    opening = render_policy_prompt(
+        question, tools=tools, previous_solutions=previous_solutions,
+        force_answer=force_answer and not history, system_prompt=system_prompt,
+        tool_usage=tool_usage, intro=intro, answer_usage=answer_usage,
+    )
+    messages = list(opening)
+    for number, step in enumerate(history, start=1):
+        messages.append(ChatMessage(role="assistant", content=step.action))
+        observation = step.observation.strip() or "(nothing came back)"
+        if force_answer and number == len(history):
+            final = [_final_turn_note(True, "answer"),
+                     _actions_section([("answer", answer_usage or _ANSWER_USAGE)], final_action="answer")]
+            observation = "\n\n".join([observation, *final])
+        messages.append(ChatMessage(role="user", content=observation))
+    return messages
 
 
 def render_verifier_prompt(

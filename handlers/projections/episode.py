@@ -262,7 +262,7 @@ def _prompt_of(state: EpisodeState, event: ModelCallRequested) -> tuple[ChatMess
         msg = (f"model.call_requested {event.call_id} gives its prompt as changes from call "
                f"{delta.base_call}, which is no step of episode {state.episode!r}")
         raise DeltaError(msg)
-    return tuple(resolve_messages(base.prompt, delta.messages))
+    return tuple(resolve_messages(base.prompt, delta))
 
 
 def _upsert(state: EpisodeState, record: StepRecord, *, model: str) -> EpisodeState:

@@ -32,7 +32,7 @@ def whole_prompt(request: ModelCallRequested, earlier: dict[tuple[str, str], lis
         msg = (f"model.call_requested {request.call_id} gives its prompt as changes from call "
                f"{delta.base_call}, which is not an earlier call of episode {request.episode!r}")
         raise DeltaError(msg)
-    return resolve_messages(base, delta.messages)
+    return resolve_messages(base, delta)
 
 
 def whole_prompts(history: Iterable[Event]) -> dict[str, list[ChatMessage]]:

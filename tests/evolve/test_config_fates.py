@@ -262,6 +262,7 @@ READERS: dict[str, str] = {
     )},
     "episode.max_steps": "handlers/episode/flow.py",
     "episode.history_length": "handlers/episode/flow.py",
+    "episode.prompt_layout": "handlers/episode/flow.py",
     "episode.enable_python_code": "engine/tools/builtin_tools.py",
     "episode.enable_local_rag": "engine/tools/builtin_tools.py",
     "episode.python_code_timeout": "engine/tools/python_code.py",

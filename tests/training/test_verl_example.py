@@ -38,6 +38,10 @@ def test_agent_loop_file_options_are_valid() -> None:
     assert entry._target_ == "engine.training.verl_loop.loop.ApolloAgentLoop"
     options = msgspec.convert(OmegaConf.to_container(entry.apollo), LoopOptions)
     assert options.run_config["episode"]["enable_python_code"] is True
+    from engine.config.settings import validate
+
+    checked = validate(options.run_config)  # the runs' settings are apollo's own, checked as a config file is
+    assert checked.episode.prompt_layout == "chat"  # every turn trained (docs/training.md "Tokens")
 
 
 def test_prepared_rows_reach_the_loop(tmp_path: Path, tokenizer: Any) -> None:

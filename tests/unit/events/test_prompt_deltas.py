@@ -32,9 +32,9 @@ def test_any_prompt_rebuilds_from_its_deltas(base: list[str], new: list[str]) ->
     """Message lists of any lengths: the deltas (when written) resolve to the new messages."""
     before = [ChatMessage(role="user", content=text) for text in base]
     after = [ChatMessage(role="system" if i == 0 else "user", content=text) for i, text in enumerate(new)]
-    deltas = delta_messages(before, after)
-    if deltas is not None:
-        assert resolve_messages(before, deltas) == after
+    delta = delta_messages(before, after)
+    if delta is not None:
+        assert resolve_messages(before, delta) == after
 
 
 def _window_prompt(step: int, window: int = 4) -> list[ChatMessage]:
@@ -49,9 +49,9 @@ def _window_prompt(step: int, window: int = 4) -> list[ChatMessage]:
 def test_a_later_step_is_recorded_in_far_fewer_bytes_than_whole() -> None:
     """Step 9's prompt against step 8's: the delta holds the new step, not the repeated instructions."""
     before, after = _window_prompt(8), _window_prompt(9)
-    deltas = delta_messages(before, after)
-    assert deltas is not None
-    assert len(msgspec.json.encode(deltas)) * 3 < len(msgspec.json.encode(after))
+    delta = delta_messages(before, after)
+    assert delta is not None and delta.kept == 1  # the system message is unchanged
+    assert len(msgspec.json.encode(delta)) * 3 < len(msgspec.json.encode(after))
 
 
 def _sealed(turns: int) -> TrajectorySealed:
@@ -81,7 +81,7 @@ def test_sealed_bytes_grow_linearly_with_turns() -> None:
 def test_a_corrupt_turn_delta_is_a_decode_error_naming_the_range() -> None:
     """A range past the previous turn's prompt cannot be resolved: the body is undecodable, not guessed."""
     raw = msgspec.json.decode(encode(_sealed(3)))
-    raw["turns"][2]["prompt_delta"][1]["pieces"] = [[0, 10**9]]
+    raw["turns"][2]["prompt_delta"]["messages"][0]["pieces"] = [[0, 10**9]]
     with pytest.raises(DecodeError, match="outside its base"):
         decode(msgspec.json.encode(raw))
 
@@ -96,10 +96,11 @@ def _chain(steps: int) -> list[ModelCallRequested]:
     """Requests as the log holds them: the first whole, each later one a delta of the one before."""
     out = [_request("c1", 1, _window_prompt(1))]
     for step in range(2, steps + 1):
-        deltas = delta_messages(_window_prompt(step - 1), _window_prompt(step))
-        assert deltas is not None
+        delta = delta_messages(_window_prompt(step - 1), _window_prompt(step))
+        assert delta is not None
         wire = decode(encode(_request(f"c{step}", step, _window_prompt(step),
-                                      PromptDelta(base_call=f"c{step - 1}", messages=deltas))))
+                                      PromptDelta(base_call=f"c{step - 1}", kept=delta.kept,
+                                                  messages=delta.messages))))
         assert isinstance(wire, ModelCallRequested) and wire.messages == []  # the wire leaves them out
         out.append(wire)
     return out
@@ -123,6 +124,28 @@ def test_a_delta_naming_a_call_of_another_episode_does_not_resolve() -> None:
     assert foreign.event_id not in whole_prompts([history[0], foreign])
 
 
+def test_a_delta_keeping_more_messages_than_its_base_does_not_resolve() -> None:
+    """``kept`` past the base's length is refused, not padded."""
+    history = _chain(2)
+    forged = msgspec.structs.replace(history[1], prompt_delta=PromptDelta(base_call="c1", kept=7, messages=[]))
+    with pytest.raises(DeltaError, match="keeps 7 messages of a base of 2"):
+        resolved_prompt([history[0], forged], forged)
+
+
+def test_a_growing_chat_is_recorded_by_its_new_messages_only() -> None:
+    """The messages a chat keeps are one count, not a range each: a step costs what it adds."""
+    chat = [ChatMessage(role="system", content="s" * 300), ChatMessage(role="user", content="q" * 300)]
+    sizes = []
+    for step in range(8):
+        longer = [*chat, ChatMessage(role="assistant", content=f"reply {step}" * 20),
+                  ChatMessage(role="user", content=f"seen {step}" * 20)]
+        delta = delta_messages(chat, longer)
+        assert delta is not None and delta.kept == len(chat) and resolve_messages(chat, delta) == longer
+        sizes.append(len(msgspec.json.encode(delta)))
+        chat = longer
+    assert max(sizes) - min(sizes) <= 4, sizes
+
+
 def test_a_delta_range_outside_its_base_does_not_resolve() -> None:
     """A forged range is refused with the base's length in the message."""
     history = _chain(2)
@@ -130,3 +153,17 @@ def test_a_delta_range_outside_its_base_does_not_resolve() -> None:
         base_call="c1", messages=[MessageDelta(role="user", pieces=[(5, 10**6)])]))
     with pytest.raises(DeltaError, match="outside its base"):
         resolved_prompt([history[0], forged], forged)
+
+
+def test_the_delta_algorithm_is_pinned_because_replay_compares_its_bytes() -> None:
+    """Runs started with ``prompts: delta`` re-decide their deltas on replay, byte for byte.
+
+    Any change to how pieces are chosen turns every such run NONDETERMINISTIC: a new algorithm
+    needs a new ``RunStarted.prompts`` value, and this expected output stays as it is.
+    """
+    delta = delta_messages(_window_prompt(5), _window_prompt(6))
+    assert msgspec.json.encode(delta).decode() == (
+        '{"kept":1,"messages":[{"role":"user","pieces":[[0,400],"You have taken 5 steps.\\n",[532,822],'
+        '"<tool_response>68</tool_response>\\n\\n[Action 5]\\nI compute the value of term 5 with a program.\\n'
+        '[Observation 5]\\n<tool_response>85</tool_response>"]}]}'
+    )
