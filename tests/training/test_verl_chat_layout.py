@@ -12,10 +12,16 @@ pytest.importorskip("verl.experimental.agent_loop")
 from engine.training.verl_loop.bridge import close_bridges
 from events.model import ModelResponded
 from replay.verify import verify_run
-from tests.training.test_verl_agent_loop import make_worker, smol_dir  # noqa: F401 - smol_dir is a fixture
-from tests.training.verl_fakes import batch_of, math_sample
+from tests.training.test_verl_agent_loop import make_worker
+from tests.training.verl_fakes import batch_of, math_sample, smol_tokenizer_dir
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(180)]
+
+@pytest.fixture(scope="module")
+def smol_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SmolLM2's tokenizer and a tiny model config in a local folder."""
+    return smol_tokenizer_dir(tmp_path_factory.mktemp("smol"))
+
 
 CHAT_RULES = [
     (r"<tool_response>[^<]*42", "<answer>\\boxed{42}</answer>"),  # after the program's output
