@@ -20,6 +20,7 @@ from engine.runtime.signals import stop_if_interrupted
 from engine.serving.watch import watching_activations
 from events.base import Event, is_valid_run_id
 from events.episode import AnswerGraded, EpisodeEnded
+from events.evolve import RoundCompleted
 from events.model import ModelCallFailed
 from events.record import Recorded, Unreadable
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCancelled, RunCompleted, RunFailed
@@ -160,7 +161,9 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
     """The summary `apollo solve --json` prints.
 
     ``incomplete`` is true when the run ended without the model's own answer being judged
-    (its model server failed, or the engine did): its score is no verdict on the model.
+    (its model server failed, or the engine did): its score is no verdict on the model. An
+    evolve run has no main episode: its answer and score are the chosen round's
+    (``run.completed``), and ``rounds`` counts its completed rounds.
     """
     result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
     for record in records:
@@ -171,9 +174,13 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
             result.update(answer=event.answer, score=event.score, method=event.method)
         elif isinstance(event, EpisodeEnded) and event.episode == "main":
             result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
+        elif isinstance(event, RoundCompleted):
+            result["rounds"] = result.get("rounds", 0) + 1
         elif isinstance(event, RunCompleted):
             result["status"] = "completed"
             result.setdefault("done_reason", event.done_reason)
+            if "answer" not in result and "score" not in result:  # an evolve run: its chosen round's
+                result.update(answer=event.answer, score=event.score, method="chosen round")
         elif isinstance(event, RunFailed):
             result.update(status="failed", reason=event.reason)
         elif isinstance(event, RunCancelled):

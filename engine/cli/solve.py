@@ -120,7 +120,10 @@ def print_result(result: dict[str, Any]) -> None:
     elif score is not None:
         verdict = "correct" if score > 0 else "wrong"
         print(f"grade:   {verdict} (score {score:g}, {result.get('method')})")
-    print(f"steps:   {result.get('steps')}")
+    if result.get("steps") is not None:
+        print(f"steps:   {result['steps']}")
+    elif result.get("rounds"):
+        print(f"rounds:  {result['rounds']}")
     if result["status"] in ("failed", "cancelled"):
         print(f"reason:  {result.get('reason')}")
     elif result["incomplete"] and result.get("failure"):
