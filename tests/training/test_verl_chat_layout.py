@@ -1,4 +1,4 @@
-"""With ``episode.prompt_layout: chat`` verl trains every turn of a multi-step episode."""
+"""With ``episode.prompt_layout: chat`` verl trains every turn of a multi-step episode; its runs regrade."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 pytest.importorskip("verl.experimental.agent_loop")
 
 from engine.training.verl_loop.bridge import close_bridges
+from events.episode import AnswerRegraded
 from events.model import ModelResponded
 from replay.verify import verify_run
+from tests.cli.support import apollo
 from tests.training.test_verl_agent_loop import make_worker
 from tests.training.verl_fakes import batch_of, math_sample, smol_tokenizer_dir
 
@@ -50,7 +52,8 @@ async def test_every_turn_is_one_trained_sequence(smol_dir: Path, tmp_path: Path
         token_level_rewards=data.batch["rm_scores"], response_mask=data.batch["response_mask"],
         index=np.array(data.non_tensor_batch["uid"], dtype=object))
     assert torch.isfinite(advantages).all()
-    for row, run_id in enumerate(data.non_tensor_batch["apollo_run_id"]):
+    run_ids = list(data.non_tensor_batch["apollo_run_id"])
+    for row, run_id in enumerate(run_ids):
         records = await jetstream_log.read_run(run_id)
         assert (await verify_run(records)).ok
         first, second = [r.event for r in records if isinstance(r.event, ModelResponded)]
@@ -65,3 +68,9 @@ async def test_every_turn_is_one_trained_sequence(smol_dir: Path, tmp_path: Path
         prompt = data.batch["prompts"][row]
         real = data.batch["attention_mask"][row, : prompt.shape[0]] == 1
         assert prompt[real].tolist() == first.prompt_token_ids
+    regraded = run_ids[0]  # a trained sample's run can be graded again, as any recorded run
+    code, _, err = apollo(tmp_path / "data", "regrade", regraded, "--grader", "exact", "--json",
+                            "--nats-url", nats_server.url)
+    assert code == 0, err[-2000:]
+    records = await jetstream_log.read_run(regraded)
+    assert [r.event.grader for r in records if isinstance(r.event, AnswerRegraded)] == ["exact"]
