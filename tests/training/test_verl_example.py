@@ -20,7 +20,7 @@ def test_grpo_config_selects_the_apollo_loop() -> None:
     with initialize_config_dir(config_dir=str(EXAMPLE), version_base=None):
         config = compose(config_name="grpo_apollo")
     rollout = config.actor_rollout_ref.rollout
-    assert config.algorithm.adv_estimator == "grpo"
+    assert config.algorithm.adv_estimator == "apollo_grpo"  # GRPO without masked samples (advantage.py)
     assert rollout.agent.default_agent_loop == "apollo"
     assert rollout.calculate_log_probs is True
     assert (ROOT / rollout.agent.agent_loop_config_path).is_file()

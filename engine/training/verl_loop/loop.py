@@ -29,6 +29,7 @@ from verl.experimental.agent_loop.agent_loop import (
 
 from engine.config.merge import deep_merge
 from engine.models import nats_relay as relay
+from engine.training.verl_loop.advantage import register as register_estimator
 from engine.training.verl_loop.bridge import Bridge, BridgeOptions, bridge_for
 from engine.training.verl_loop.client import SampleTokens, VerlModelClient
 from engine.training.verl_loop.outcome import RunOutcome, outcome_of
@@ -171,3 +172,4 @@ def _plain(value: Any) -> Any:
 
 if AGENT_NAME not in _agent_loop_registry:  # an agent-loop config file's entry (with its options) wins
     register(AGENT_NAME)(ApolloAgentLoop)
+register_estimator()  # `algorithm.adv_estimator: apollo_grpo` in this process too
