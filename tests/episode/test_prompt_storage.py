@@ -109,3 +109,20 @@ def test_the_wire_form_of_a_request_carries_no_whole_prompt_when_it_has_a_delta(
                                  prompt_delta=PromptDelta(base_call="c1", messages=[]))
     assert b"x" * 500 not in encode(request)
     assert b"x" * 500 in encode(msgspec.structs.replace(request, prompt_delta=None))
+
+
+async def test_a_tampered_delta_is_reported_by_replay_with_the_field_that_differs() -> None:
+    """Verification names the delta's field, not the (unrecorded) whole messages."""
+    records, _ = await _run(2)
+    tampered = []
+    for record in records:
+        event = record.event
+        if isinstance(event, ModelCallRequested) and event.prompt_delta is not None:
+            delta = event.prompt_delta
+            first = msgspec.structs.replace(delta.messages[0], pieces=["forged text"])
+            event = msgspec.structs.replace(event, prompt_delta=msgspec.structs.replace(delta, messages=[first]))
+        tampered.append(msgspec.structs.replace(record, event=event))
+    result = await verify_run(tampered)
+    assert not result.ok and result.first_difference is not None
+    lines = result.first_difference.fields
+    assert lines and all(line.startswith("prompt_delta") for line in lines), lines
