@@ -7,6 +7,7 @@ on the history the dispatcher hands them.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -186,11 +187,36 @@ _FOLDS: dict[type, Callable[[EpisodeState, Any], EpisodeState]] = {
 
 
 def episode_state(history: Iterable[Event], episode: str = "main") -> EpisodeState:
-    """Fold a whole history into the state of one episode."""
-    state = EpisodeState(episode=episode)
-    for event in history:
+    """Fold a whole history into the state of one episode.
+
+    Deciders call this on every event of a run with the run's history so far, so the
+    state last folded for the run and episode is kept (:data:`FOLDS_KEPT` of them): when
+    the new history starts with the same event objects up to where that fold stopped, only
+    the events after it are folded. Events and states are immutable, so a reused state is
+    the one a full fold would give.
+    """
+    events = history if isinstance(history, list | tuple) else list(history)
+    if not events:
+        return EpisodeState(episode=episode)
+    key = (id(events[0]), episode)
+    kept = _FOLDED.get(key)
+    start, state = 0, EpisodeState(episode=episode)
+    if kept is not None:
+        first, last, count, folded = kept
+        if first is events[0] and count <= len(events) and events[count - 1] is last:
+            start, state = count, folded
+    for event in events[start:]:
         state = evolve(state, event)
+    _FOLDED[key] = (events[0], events[-1], len(events), state)
+    _FOLDED.move_to_end(key)
+    if len(_FOLDED) > FOLDS_KEPT:
+        _FOLDED.popitem(last=False)
     return state
+
+
+FOLDS_KEPT = 2048
+"""Folds kept for reuse (a run's episodes in flight on one worker need one each)."""
+_FOLDED: OrderedDict[tuple[int, str], tuple[Event, Event, int, EpisodeState]] = OrderedDict()
 
 
 def step_record(state: EpisodeState, step: int) -> StepRecord | None:

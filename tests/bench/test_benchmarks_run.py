@@ -32,6 +32,7 @@ SMALL_RUNS = {
     "scale.py": ["--workers", "1", "2", "--episodes", "8"],
     "sandbox.py": ["--quick"],
     "grading.py": ["--quick"],
+    "deciding.py": ["--runs", "2"],
 }
 """Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
 
