@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import itertools
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -37,6 +38,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -44,19 +46,24 @@ import msgspec
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 # ruff: noqa: E402 (imports follow the sys.path fix)
+from engine.app.operations import submission
 from engine.cli.main import main as apollo
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.server import NatsServerProcess
 from engine.runtime.run_index import RunIndex
+from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
 from engine.testing.recorded_runs import EPOCH, recorded_run, spec_for
 from events.codec import encode
-from events.model import ModelCallRequested
+from events.model import ModelCallRequested, ModelResponded
 from events.subjects import subject_for
+from events.tool import ToolReturned
+from handlers.ports import ModelReply
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_TARGET_S = 1.0
 GROWTH_TARGET = 1.5
 JSON_TARGET = 20_000
+DISTINCT_TARGET = 1.5
 
 
 def run_spec(number: int, turns: int = 2):  # a RunSpec
@@ -196,6 +203,69 @@ def bytes_per_run(runs: int = 20) -> None:
     print(f"    each further turn adds {per_turn[0]:.2f} KiB (turns 1-4) and {per_turn[1]:.2f} KiB (turns 4-16): "
           f"{'linear' if per_turn[1] <= 1.5 * per_turn[0] else 'GROWING'}; with whole prompts "
           f"{(whole[16] - whole[4]) / 12:.2f} KiB at turns 4-16", flush=True)
+    distinct = _distinct_text_bytes(16) / 1024
+    ratio = stored_kib[16] / distinct
+    print(f"    16 turns: {stored_kib[16]:.1f} KiB stored for {distinct:.1f} KiB of distinct texts: {ratio:.1f}x "
+          f"(target <= {DISTINCT_TARGET}x: {'ok' if ratio <= DISTINCT_TARGET else 'MISSED'}; its texts are tiny, "
+          "so event envelopes dominate)", flush=True)
+    engine_bytes()
+
+
+class _LongReplies:
+    """A model whose tool steps think for about 1.2 KB each (replies of a real size), then answer."""
+
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+
+    def client_for(self, role: str, spec: Any, *, branch: str | None = None) -> _LongReplies:
+        return self
+
+    async def complete(self, messages: Any, params: Any) -> ModelReply:
+        self.left -= 1
+        if self.left <= 0:
+            return ModelReply(text="<answer>\\boxed{42}</answer>", model="bench")
+        rnd = random.Random(self.left)
+        words = " ".join(rnd.choice(("so", "the", "sum", "is", "term", "we", "check", "next")) for _ in range(250))
+        return ModelReply(text=f"<think>{words}</think><python_code>print({self.left} * 7)</python_code>",
+                          model="bench")
+
+
+async def _engine_run(steps: int, *, whole: bool) -> tuple[int, int]:
+    """(bytes stored, bytes of distinct texts) of one engine run of ``steps`` steps, every step in the window."""
+    log = new_memory_log()
+    settings = make_settings({"episode": {"max_steps": steps, "history_length": steps}})
+    await log.append(submission("bytes", "What is 6 times 7? " * 10, ground_truth="42"))
+    await run_until_done(log, services(settings, models=_LongReplies(steps), tools={"python_code": EchoPython()}),
+                         ["bytes"])
+    events = [record.event for record in await log.read_run("bytes")]
+    if whole:
+        events = [msgspec.structs.replace(e, prompt_delta=None) if isinstance(e, ModelCallRequested) else e
+                  for e in events]
+        return sum(len(msgspec.json.encode(e)) for e in events), 0
+    return sum(len(encode(e)) for e in events), _distinct(events)
+
+
+def engine_bytes(steps: int = 16) -> None:
+    """Bytes of a 16-step engine run with replies of a real size, as stored and with whole prompts."""
+    stored, distinct = asyncio.run(_engine_run(steps, whole=False))
+    whole, _ = asyncio.run(_engine_run(steps, whole=True))
+    print(f"    a {steps}-step engine run with 1.2 KB replies: {stored / 1024:.1f} KiB stored (prompts whole: "
+          f"{whole / 1024:.1f}) for {distinct / 1024:.1f} KiB of distinct texts: {stored / distinct:.1f}x "
+          f"(target <= {DISTINCT_TARGET}x: {'ok' if stored / distinct <= DISTINCT_TARGET else 'MISSED'})",
+          flush=True)
+
+
+def _distinct(events: list[Any]) -> int:
+    """The run's texts counted once: its first prompt (instructions and question), replies, tool results."""
+    first = next(e for e in events if isinstance(e, ModelCallRequested))
+    texts = [m.content for m in first.messages]
+    texts += [e.text for e in events if isinstance(e, ModelResponded)]
+    texts += [e.result for e in events if isinstance(e, ToolReturned)]
+    return sum(len(text.encode()) for text in texts)
+
+
+def _distinct_text_bytes(turns: int) -> int:
+    return _distinct(recorded_run(run_spec(0, turns)))
 
 
 def _whole_prompt_bytes(turns: int) -> int:
