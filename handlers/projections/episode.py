@@ -276,19 +276,21 @@ def _new_step(step: int, call_id: str, prompt: tuple[ChatMessage, ...]) -> StepR
 def _prompt_of(state: EpisodeState, event: ModelCallRequested) -> tuple[ChatMessage, ...]:
     """The request's prompt whole: its messages, or its delta applied to the step it names.
 
-    Raises:
-        events.text_delta.DeltaError: the delta's base step is not in this episode, or a range
-            is outside it (a corrupt or foreign record; the decider that folds it fails loudly).
+    A delta that does not resolve (its base is no step of this episode, or a range falls
+    outside it: a corrupt or foreign record) leaves the step's prompt empty rather than
+    failing every later decision of the run: the model-call effector resolves the same
+    request, fails the call as ``bad_response`` naming why, and the episode ends on that.
     """
     delta = event.prompt_delta
     if delta is None or event.messages:  # the decider's own output holds it whole too
         return tuple(event.messages)
     base = next((s for s in reversed(state.steps) if s.call_id == delta.base_call), None)
     if base is None:
-        msg = (f"model.call_requested {event.call_id} gives its prompt as changes from call "
-               f"{delta.base_call}, which is no step of episode {state.episode!r}")
-        raise DeltaError(msg)
-    return tuple(resolve_messages(base.prompt, delta))
+        return ()
+    try:
+        return tuple(resolve_messages(base.prompt, delta))
+    except DeltaError:
+        return ()
 
 
 def _upsert(state: EpisodeState, record: StepRecord, *, model: str) -> EpisodeState:

@@ -11,7 +11,16 @@ import msgspec
 
 from engine.app.operations import submission
 from engine.testing.harness import EchoPython, make_settings, new_memory_log, run_until_done, services
-from events import ModelCallFailed, ModelCallRequested, RunStarted, TrajectorySealed, encode
+from events import (
+    HandlerFailed,
+    ModelCallFailed,
+    ModelCallRequested,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    TrajectorySealed,
+    encode,
+)
 from events.model import ChatMessage, PromptDelta
 from events.record import Recorded
 from handlers.context import HandlerContext
@@ -126,3 +135,23 @@ async def test_a_tampered_delta_is_reported_by_replay_with_the_field_that_differ
     assert not result.ok and result.first_difference is not None
     lines = result.first_difference.fields
     assert lines and all(line.startswith("prompt_delta") for line in lines), lines
+
+
+async def test_a_forged_delta_request_on_the_bus_ends_its_run_with_the_reason() -> None:
+    """A foreign client's request whose delta names no step: its call fails naming why, no decider chokes."""
+    log = new_memory_log()
+    model = Replies(["<answer>\\boxed{42}</answer>"] * 3)
+    svc = services(make_settings(), models=model, tools={"python_code": EchoPython()})
+    await log.append(submission("r-forged", "What is 6 times 7?", ground_truth="42"))
+    forged = ModelCallRequested(
+        event_id="forged-1", run_id="r-forged", occurred_at=datetime.now(UTC), call_id="forged-call",
+        role="policy", step=1, model="m",
+        prompt_delta=PromptDelta(base_call="no-such-call", kept=1, messages=[]))
+    await log.append(forged)
+    await run_until_done(log, svc, ["r-forged"])
+    events = [r.event for r in await log.read_run("r-forged")]
+    failures = [e for e in of(events, ModelCallFailed) if e.call_id == "forged-call"]
+    assert failures and failures[0].kind == "bad_response" and "no-such-call" in failures[0].message
+    assert not of(events, HandlerFailed) and not of(events, RunFailed)  # no decider choked on it
+    [completed] = of(events, RunCompleted)
+    assert completed.done_reason == "model_failed"  # the episode ended on the failed call, as on any failure
