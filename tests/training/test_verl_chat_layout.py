@@ -52,6 +52,7 @@ async def test_every_turn_is_one_trained_sequence(smol_dir: Path, tmp_path: Path
         token_level_rewards=data.batch["rm_scores"], response_mask=data.batch["response_mask"],
         index=np.array(data.non_tensor_batch["uid"], dtype=object))
     assert torch.isfinite(advantages).all()
+    _verl_loss_accepts(data)
     run_ids = list(data.non_tensor_batch["apollo_run_id"])
     for row, run_id in enumerate(run_ids):
         records = await jetstream_log.read_run(run_id)
@@ -74,3 +75,23 @@ async def test_every_turn_is_one_trained_sequence(smol_dir: Path, tmp_path: Path
     assert code == 0, err[-2000:]
     records = await jetstream_log.read_run(regraded)
     assert [r.event.grader for r in records if isinstance(r.event, AnswerRegraded)] == ["exact"]
+
+
+def _verl_loss_accepts(data: Any) -> None:
+    """verl's apollo_grpo advantage and vanilla policy loss take the batch and give a finite, differentiable loss."""
+    import numpy as np
+    import torch
+    from verl.trainer.ppo import core_algos
+
+    from engine.training.grpo import actor_config
+    from engine.training.verl_loop.advantage import grpo_without_masked
+
+    mask = data.batch["response_mask"].float()
+    advantages, _ = grpo_without_masked(data.batch["rm_scores"], mask, np.array(data.non_tensor_batch["uid"]))
+    old = data.batch["rollout_log_probs"]
+    current = old.clone().requires_grad_(True)  # the policy before its first update: ratio 1
+    loss, _ = core_algos.get_policy_loss_fn("vanilla")(
+        old_log_prob=old, log_prob=current, advantages=advantages, response_mask=mask,
+        loss_agg_mode="token-mean", config=actor_config(group_size=2))
+    loss.backward()
+    assert torch.isfinite(loss) and current.grad is not None and torch.isfinite(current.grad).all()
