@@ -179,7 +179,7 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
         elif isinstance(event, RunCompleted):
             result["status"] = "completed"
             result.setdefault("done_reason", event.done_reason)
-            if "answer" not in result and "score" not in result:  # an evolve run: its chosen round's
+            if result.get("rounds") and "score" not in result:  # an evolve run: its chosen round's
                 result.update(answer=event.answer, score=event.score, method="chosen round")
         elif isinstance(event, RunFailed):
             result.update(status="failed", reason=event.reason)

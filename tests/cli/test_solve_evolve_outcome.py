@@ -40,3 +40,10 @@ def test_an_evolve_run_without_a_chosen_answer_says_so(capsys) -> None:
     print_result(outcome(_evolve_run(None, None)))
     shown = capsys.readouterr().out
     assert "answer:  no answer" in shown and "grade:" not in shown and "None" not in shown
+
+
+def test_a_run_without_rounds_never_borrows_a_chosen_round() -> None:
+    """A reason run whose main episode left no grade is not reported as an evolve run's chosen round."""
+    records = [r for r in _evolve_run("18", 1.0) if not isinstance(r.event, RoundCompleted)]
+    result = outcome(records)
+    assert "score" not in result and result.get("method") != "chosen round" and "rounds" not in result
