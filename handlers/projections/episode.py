@@ -214,8 +214,9 @@ def episode_state(history: Iterable[Event], episode: str = "main") -> EpisodeSta
     return state
 
 
-FOLDS_KEPT = 2048
-"""Folds kept for reuse (a run's episodes in flight on one worker need one each)."""
+FOLDS_KEPT = 512
+"""Folds kept for reuse: one per episode in flight on a worker (a dispatcher runs 64 at once by
+default); each holds its episode's resolved prompts, so the bound also bounds their memory."""
 _FOLDED: OrderedDict[tuple[int, str], tuple[Event, Event, int, EpisodeState]] = OrderedDict()
 
 
