@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
 
+from engine.errors import BusUnavailable
+from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.server import NatsServerProcess
 from engine.nats.transient import retrying
+from engine.runtime.signals import run_command
 from engine.testing.event_builders import started, submitted
 from events import RunCompleted
 from events.record import Unreadable
@@ -136,3 +142,104 @@ async def test_watch_run_returns_the_run_when_it_completes_while_watched(event_l
     assert [r.event for r in records][1:] == rest
     if hasattr(event_log, "events"):
         assert event_log.events.client_events.reconnect_listeners == []
+
+
+class _Watched:
+    """A log that can record an event right after watch_run's first read (before its follow
+    starts) and notes whether it was followed."""
+
+    def __init__(self, log, recorded_after_the_read=None) -> None:
+        self.log = log
+        self.recorded_after_the_read = recorded_after_the_read
+        self.followed = False
+
+    async def read_run(self, run_id: str, **kwargs) -> list:
+        records = await self.log.read_run(run_id, **kwargs)
+        if self.recorded_after_the_read is not None:
+            await self.log.append(self.recorded_after_the_read)
+        return records
+
+    def follow(self, run_id: str, after: int = 0, **kwargs):
+        self.followed = True
+        return self.log.follow(run_id, after, **kwargs)
+
+
+def _no_follow_left(event_log) -> bool:
+    return not hasattr(event_log, "events") or event_log.events.client_events.reconnect_listeners == []
+
+
+async def test_watch_run_returns_a_run_that_ended_before_it_was_watched(event_log) -> None:
+    """A run already ended is returned whole from one read, without following it."""
+    from engine.app.operations import watch_run
+
+    events = [submitted("r-done"), started("r-done"), _completed("r-done")]
+    for event in events:
+        await event_log.append(event)
+    watched = _Watched(event_log)
+    records = await asyncio.wait_for(watch_run(SimpleNamespace(log=watched), "r-done", timeout=WAIT_S), WAIT_S)  # type: ignore[arg-type]
+    assert [r.event for r in records] == events
+    assert not watched.followed
+
+
+async def test_watch_run_sees_a_run_that_ends_between_its_read_and_its_follow(event_log) -> None:
+    """run.completed recorded after the first read but before the follow starts still ends the watch."""
+    from engine.app.operations import watch_run
+
+    first, ending = submitted("r-race"), _completed("r-race")
+    await event_log.append(first)
+    watched = _Watched(event_log, recorded_after_the_read=ending)
+    records = await asyncio.wait_for(watch_run(SimpleNamespace(log=watched), "r-race", timeout=WAIT_S), WAIT_S)  # type: ignore[arg-type]
+    assert [r.event for r in records] == [first, ending]
+    assert watched.followed
+    assert _no_follow_left(event_log)
+
+
+async def test_watch_run_gives_up_at_its_timeout_and_closes_its_follow(event_log) -> None:
+    """A run that records nothing more: watch_run raises TimeoutError at its deadline and leaves no follow behind."""
+    from engine.app.operations import watch_run
+
+    await event_log.append(submitted("r-slow"))
+    with pytest.raises(TimeoutError, match="did not finish within"):
+        await asyncio.wait_for(watch_run(SimpleNamespace(log=event_log), "r-slow", timeout=0.5), WAIT_S)  # type: ignore[arg-type]
+    assert _no_follow_left(event_log)
+
+
+async def test_a_follow_that_fails_ends_watch_run_with_its_error() -> None:
+    """The follow's error (a bus that stays away) ends watch_run instead of leaving it waiting."""
+    from engine.app.operations import watch_run
+
+    log = InMemoryEventLog()
+    await log.append(submitted("r-gone"))
+
+    async def failing(run_id: str, after: int = 0, **kwargs) -> AsyncGenerator[object, None]:
+        await asyncio.sleep(0.1)
+        raise BusUnavailable("cannot follow")
+        yield  # an async generator, as follow is
+
+    log.follow = failing  # type: ignore[method-assign]
+    with pytest.raises(BusUnavailable, match="cannot follow"):
+        await asyncio.wait_for(watch_run(SimpleNamespace(log=log), "r-gone", timeout=WAIT_S), WAIT_S)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["memory", "jetstream"])
+def test_ctrl_c_ends_watch_run_waiting_on_its_follow(kind: str, request: pytest.FixtureRequest) -> None:
+    """Ctrl-C while watch_run waits for the run's next event ends the command as interrupted and closes the follow."""
+    from engine.app.operations import watch_run
+    from engine.nats.jetstream import JetStreamEventLog
+
+    url = request.getfixturevalue("nats_server").url if kind == "jetstream" else None
+    left: list[bool] = []
+
+    async def watch() -> None:
+        log = InMemoryEventLog() if url is None else await JetStreamEventLog.connect(url)
+        try:
+            await log.append(submitted("r-int"))
+            asyncio.get_running_loop().call_later(0.5, os.kill, os.getpid(), signal.SIGINT)
+            await watch_run(SimpleNamespace(log=log), "r-int", timeout=WAIT_S)  # type: ignore[arg-type]
+        finally:
+            left.append(_no_follow_left(log))
+            await log.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_command(watch())
+    assert left == [True]
