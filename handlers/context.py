@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, TypeVar
 
 from events.base import Event
@@ -75,6 +76,10 @@ class HandlerContext:
     services: Services = field(default_factory=Services)
     wall_clock: bool = False
     """Effectors stamp outputs with the wall clock; deciders reuse the input's time."""
+    typed_settings: RunSettings | None = None
+    """The run's recorded settings, typed: decoded once, where the worker's history cache
+    first saw the run's ``run.started`` (``None``: :meth:`run_settings` decodes them from
+    ``history`` on first use)."""
 
     def new(self, event_type: type[E], label: str, **fields: Any) -> E:
         """Build an output event answering the input, with a deterministic id."""
@@ -98,13 +103,20 @@ class HandlerContext:
         return self.services.catalog
 
     def run_settings(self) -> RunSettings:
-        """The run settings recorded in ``RunStarted``, typed (decoded once per run; the
-        defaults before it).
+        """The run settings recorded in ``RunStarted``, typed (the defaults before it).
 
         Raises:
             RunSettingsError: a recorded value has the wrong type; the message names the run and key.
         """
+        return self.typed_settings if self.typed_settings is not None else self._decoded_settings
+
+    @cached_property
+    def _decoded_settings(self) -> RunSettings:
+        """The settings of the ``RunStarted`` in ``history`` (or the event itself), decoded
+        once per context (an error is raised again on each use, never kept)."""
         started = next((event for event in self.history if isinstance(event, RunStarted)), None)
+        if started is None and isinstance(self.event, RunStarted):
+            started = self.event
         if started is None:
             return _NO_SETTINGS
         try:

@@ -6,9 +6,11 @@ reaches a run (API keys, dataset-command keys) and its stricter checks.
 
 Recorded runs are immutable, so decoding is lenient where it must be: keys this version
 does not know are ignored and missing ones take their defaults (old logs replay). A value
-of the wrong type is a :class:`RunSettingsError` naming the key. Each recorded settings
-mapping is decoded once (:func:`run_settings_of` caches by the mapping's identity), so
-deciders stay cheap.
+of the wrong type is a :class:`RunSettingsError` naming the key. A run's settings are
+decoded once, where the worker's history cache first sees its ``run.started``
+(``engine.runtime.histories``), and carried on the handler context
+(:meth:`handlers.context.HandlerContext.run_settings`); :func:`run_settings_of` itself
+decodes every time it is called, so its callers keep what it returns.
 
 Only typed values cross the ports: a model call's :class:`ModelSpec` (what
 :meth:`RunSettings.model_of_call` picks for its role and branch) and a tool call's
@@ -20,8 +22,8 @@ history may name only what differs (the engine records every key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -242,28 +244,17 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 _NO_MODEL = ModelSpec()
 
-_decoded: dict[int, tuple[Mapping[str, Any], RunSettings]] = {}
-_KEPT = 2048
-"""Decoded settings kept (oldest dropped first), as many runs as a worker's history cache holds."""
-
 
 def run_settings_of(settings: Mapping[str, Any]) -> RunSettings:
-    """The typed view of a run's recorded settings, decoded once per recorded mapping.
+    """The typed view of a run's recorded settings (decoded anew on each call: keep it).
 
     Raises:
         RunSettingsError: a recorded value has the wrong type or is out of range.
     """
-    found = _decoded.get(id(settings))
-    if found is not None and found[0] is settings:  # the entry holds the mapping: its id is not reused
-        return found[1]
     try:
-        typed = msgspec.convert(_roles_over_policy(settings), RunSettings, strict=False)
+        return msgspec.convert(_roles_over_policy(settings), RunSettings, strict=False)
     except msgspec.ValidationError as exc:
         raise RunSettingsError(f"recorded run settings are invalid: {_naming_role(settings, exc)}") from exc
-    if len(_decoded) >= _KEPT:
-        del _decoded[next(iter(_decoded))]
-    _decoded[id(settings)] = (settings, typed)
-    return typed
 
 
 def recorded_run_settings(settings: Mapping[str, Any]) -> RunSettings | None:
@@ -304,18 +295,3 @@ def _naming_role(settings: Mapping[str, Any], error: msgspec.ValidationError) ->
             return text.replace("$.models[...]", f"$.models.{role}")
     return text
 
-
-T = TypeVar("T")
-
-
-def derived(settings: Mapping[str, Any], cache: dict[int, tuple[Mapping[str, Any], Any]],
-            build: Callable[[Mapping[str, Any]], T]) -> T:
-    """``build(settings)``, computed once per recorded mapping (like :func:`run_settings_of`)."""
-    found = cache.get(id(settings))
-    if found is not None and found[0] is settings:
-        return found[1]  # type: ignore[no-any-return]
-    value = build(settings)
-    if len(cache) >= _KEPT:
-        del cache[next(iter(cache))]
-    cache[id(settings)] = (settings, value)
-    return value

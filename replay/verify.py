@@ -31,7 +31,7 @@ from handlers.catalog import Catalog, builtin_catalog
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.lifecycle import run_cancelled
 from handlers.routes import ROUTES, Route, routes_for
-from handlers.run_settings import run_settings_of
+from handlers.run_settings import RunSettings, run_settings_of
 from replay.diff import field_differences
 from replay.errors import NondeterminismError
 
@@ -122,7 +122,7 @@ async def verify_run(
     records = sorted(history, key=lambda r: r.seq)
     run_id = records[0].event.run_id if records else "?"
     services = Services(catalog=catalog or builtin_catalog())
-    require_extensions(records, services.catalog)
+    run = require_extensions(records, services.catalog)  # decoded once: every context carries it
     by_id = {r.event.event_id: r for r in records}
     caused: dict[str, list[Recorded]] = {}
     for record in records:
@@ -132,13 +132,16 @@ async def verify_run(
     events = [r.event for r in records]
     differences: list[Difference] = []
     checked = 0
+    started = False
     for index, record in enumerate(records):
         if run_cancelled((record.event,)):
             break  # workers decide nothing at or after a cancellation (handlers/lifecycle.py)
+        started = started or isinstance(record.event, RunStarted)
         deciders = [r for r in routes_for(routes, type(record.event)) if r.kind == "decide"]
         accounted = _effect_ids(record.event, routes)
         for route in deciders:
-            outputs, crash = await _run_decider(route, record.event, events[: index + 1], services)
+            outputs, crash = await _run_decider(route, record.event, events[: index + 1], services,
+                                                run if started else None)
             if crash is not None:
                 differences.append(_difference("crashed", record, record, route, None, (crash,)))
                 continue
@@ -182,21 +185,24 @@ async def verify_runs(
     return results
 
 
-def require_extensions(records: Sequence[Recorded], catalog: Catalog) -> None:
-    """Refuse to re-decide a run whose recorded domain, grader or reward ``catalog`` lacks.
+def require_extensions(records: Sequence[Recorded], catalog: Catalog) -> RunSettings | None:
+    """Refuse to re-decide a run whose recorded domain, grader or reward ``catalog`` lacks;
+    returns the run's settings, typed (``None``: no ``run.started`` recorded).
 
     Raises:
         handlers.catalog.ExtensionMissing: naming the run, the entry and its plugin.
     """
     for record in records:
         if isinstance(record.event, RunStarted):
-            catalog.require(record.event.run_id, run_settings_of(record.event.settings))
-            return
+            run = run_settings_of(record.event.settings)
+            catalog.require(record.event.run_id, run)
+            return run
+    return None
 
 
-async def _run_decider(route: Route, event: Event, history: list[Event],
-                       services: Services) -> tuple[list[Event], str | None]:
-    ctx = HandlerContext(event=event, handler=route.name, history=history, services=services)
+async def _run_decider(route: Route, event: Event, history: list[Event], services: Services,
+                       settings: RunSettings | None) -> tuple[list[Event], str | None]:
+    ctx = HandlerContext(event=event, handler=route.name, history=history, services=services, typed_settings=settings)
     try:
         return list(await route.handler(event, ctx)), None
     except Exception as exc:  # noqa: BLE001 - a crashing decider is a finding, not a crash of replay

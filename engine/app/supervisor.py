@@ -52,7 +52,7 @@ async def serve(
     await _report_protections()
     activity = RunActivity()  # one log line per run started / finished, and each model endpoint
     roles = dict.fromkeys(["policy", *settings.models])
-    activity.endpoints_in({role: msgspec.to_builtins(settings.model_for(role)) for role in roles}, source="config")
+    activity.endpoints_in({role: settings.model_for(role) for role in roles}, source="config")
     await activity.subscribe(runtime.log.nc)
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=True)

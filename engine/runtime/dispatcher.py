@@ -253,6 +253,7 @@ class Dispatcher:
             history=read.history,
             services=self.services if route.kind == "effect" else self._decider_services,
             wall_clock=route.kind == "effect",
+            typed_settings=self.histories.settings(event.run_id, delivery.seq),
         )
         structlog.contextvars.bind_contextvars(handler=route.name)
         started = time.perf_counter()
@@ -295,7 +296,8 @@ class Dispatcher:
                 if len(self._decided_ahead) > DECIDED_AHEAD_KEPT:  # their deliveries went to other workers
                     del self._decided_ahead[next(iter(self._decided_ahead))]
                 ctx = HandlerContext(event=event, handler=route.name, history=read.history,
-                                     services=self._decider_services)
+                                     services=self._decider_services,
+                                     typed_settings=self.histories.settings(event.run_id, record.seq))
                 try:
                     outputs = await route.handler(event, ctx)
                     more = await self._publish(

@@ -4,6 +4,9 @@ Reads a handler depends on are read-your-writes: the stream allows direct gets, 
 replica that is behind may answer, and its (correct but short) prefix must never be
 decided on. A read has to reach the delivered event and the run's last event this
 worker appended; a short one is read again, then from the stream leader.
+
+The cache also decodes each run's recorded settings once, the first time a handler asks
+after the run's ``run.started`` is in it, and keeps them as long as the run's events.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from engine.eventlog.port import EventLog
 from engine.eventlog.stored import report_unreadable
 from events.base import Event
 from events.record import Recorded, Unreadable
+from events.run import RunStarted
+from handlers.run_settings import RunSettings, RunSettingsError, run_settings_of
 
 log = structlog.get_logger("apollo.histories")
 
@@ -40,6 +45,8 @@ class RunHistories:
         """Per run, the last sequence this worker appended (the reads must reach it too)."""
         self.short_reads = 0
         """Reads that came back shorter than required (each was read again)."""
+        self._settings: dict[str, tuple[int, RunSettings | RunSettingsError]] = {}
+        """Per cached run, its ``run.started``'s sequence and decoded settings (or why they do not decode)."""
 
     async def upto(self, run_id: str, seq: int) -> list[Recorded]:
         """The run's events with stream sequence <= ``seq``."""
@@ -114,7 +121,8 @@ class RunHistories:
         A run whose written mark is evicted is still read up to each delivered event.
         """
         while len(self._runs) > self._max_runs:
-            self._runs.popitem(last=False)
+            run_id, _ = self._runs.popitem(last=False)
+            self._settings.pop(run_id, None)
         while len(self._written) > self._max_runs:
             self._written.popitem(last=False)
 
@@ -128,6 +136,31 @@ class RunHistories:
     def cached(self, run_id: str) -> list[Recorded]:
         """The cached prefix of the run as it stands (no read)."""
         return list(self._runs.get(run_id, ()))
+
+    def settings(self, run_id: str, seq: int) -> RunSettings | None:
+        """The run's recorded settings, typed, as an event at stream sequence ``seq`` reads
+        them: decoded the first time they are asked for once the run's ``run.started`` is
+        cached, and kept while the run is.
+
+        ``None`` when ``run.started`` is not cached at or before ``seq``, or its settings do
+        not decode: the handler's context then reads its history itself (the defaults
+        before ``run.started``; the error, naming the run and the key, raised to the one
+        call that reads them).
+        """
+        found = self._settings.get(run_id)
+        if found is None:
+            started = next(((r.seq, r.event.settings) for r in self._runs.get(run_id) or ()
+                            if isinstance(r.event, RunStarted)), None)
+            if started is None:
+                return None
+            started_at, recorded = started
+            try:
+                found = (started_at, run_settings_of(recorded))
+            except RunSettingsError as exc:
+                found = (started_at, exc)
+            self._settings[run_id] = found
+        started_seq, settings = found
+        return settings if started_seq <= seq and isinstance(settings, RunSettings) else None
 
     def last_seq(self, run_id: str) -> int:
         """Last sequence of the cached prefix (0 when nothing is cached)."""
@@ -144,6 +177,7 @@ class RunHistories:
     def forget(self, run_id: str) -> None:
         """Drop a run that has ended; an event of it arriving later is simply read again."""
         self._runs.pop(run_id, None)
+        self._settings.pop(run_id, None)
         self._written.pop(run_id, None)
 
     def extend(self, run_id: str, record: Recorded, *, after_seq: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import structlog
@@ -18,6 +18,7 @@ import structlog
 from events.codec import decode
 from events.run import RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.subjects import RUN_PREFIX
+from handlers.run_settings import ModelSpec, recorded_run_settings
 from replay.dataset_scores import INCOMPLETE_REASONS
 
 log = structlog.get_logger("apollo.up")
@@ -34,13 +35,11 @@ class RunActivity:
         self.started: OrderedDict[str, float] = OrderedDict()
         self.endpoints: set[tuple[str, str, str]] = set()
 
-    def endpoints_in(self, models: dict[str, Any], *, source: str) -> None:
+    def endpoints_in(self, models: Mapping[str, ModelSpec], *, source: str) -> None:
         """Log each (role, model, endpoint) not logged before."""
         for role, spec in sorted(models.items()):
-            if not isinstance(spec, dict):
-                continue
-            model = str(spec.get("model", "?"))
-            url = "-" if model.startswith("scripted:") else str(spec.get("base_url") or "-")  # canned replies
+            model = spec.model or "?"
+            url = "-" if model.startswith("scripted:") else spec.base_url or "-"  # canned replies
             key = (role, model, url)
             if key not in self.endpoints:
                 self.endpoints.add(key)
@@ -54,12 +53,11 @@ class RunActivity:
             return
         if isinstance(event, RunStarted):
             self._remember(event.run_id)
-            models = event.settings.get("models", {})
-            policy = models.get("policy", {}) if isinstance(models, dict) else {}
+            run = recorded_run_settings(event.settings)  # None: unreadable, named as unknown
             log.info("run_started", run_id=event.run_id, workflow=event.workflow,
-                     model=policy.get("model", "?") if isinstance(policy, dict) else "?")
-            if isinstance(models, dict):
-                self.endpoints_in(models, source=f"run {event.run_id}")
+                     model=(run.model_for("policy").model if run is not None else "") or "?")
+            if run is not None:
+                self.endpoints_in(run.models, source=f"run {event.run_id}")
         elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
             began = self.started.pop(event.run_id, None)
             took = None if began is None else round(time.monotonic() - began, 3)

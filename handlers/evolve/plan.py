@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
-from handlers.run_settings import EvolveSpec, RunSettings, derived, run_settings_of
+from handlers.run_settings import EvolveSpec, RunSettings, run_settings_of
 
 ROLES: Final = ("policy", "summarizer", "verifier", "aggregator")
 _EPISODE = re.compile(r"^r(\d+)\.(policy|summary|aggregate|verifier\.(\d+))$")
@@ -31,35 +31,19 @@ class Plan(EvolveSpec, frozen=True, kw_only=True):
         return self.branches if cap <= 0 else self.branches[:cap]
 
 
-_plans: dict[int, tuple[Mapping[str, Any], Plan]] = {}
-
-
 def plan_of(settings: Mapping[str, Any]) -> Plan:
-    """The evolve plan recorded in a run's settings (built once per recorded mapping).
+    """The evolve plan recorded in a run's settings (for readers; a decider takes
+    :func:`plan_of_run` of the settings its context carries).
 
     Raises:
         handlers.run_settings.RunSettingsError: a recorded evolve value is garbage.
     """
-    return derived(settings, _plans, _plan)
-
-
-def _plan(settings: Mapping[str, Any]) -> Plan:
     return plan_of_run(run_settings_of(settings))
 
 
-_run_plans: dict[int, tuple[RunSettings, Plan]] = {}
-
-
 def plan_of_run(run: RunSettings) -> Plan:
-    """The evolve plan of typed run settings (built once per decoded settings)."""
-    found = _run_plans.get(id(run))
-    if found is not None and found[0] is run:  # the entry holds the settings: its id is not reused
-        return found[1]
-    plan = Plan(**msgspec.structs.asdict(run.evolve), branches=run.branch_ids)
-    if len(_run_plans) >= 2048:
-        del _run_plans[next(iter(_run_plans))]
-    _run_plans[id(run)] = (run, plan)
-    return plan
+    """The evolve plan of typed run settings."""
+    return Plan(**msgspec.structs.asdict(run.evolve), branches=run.branch_ids)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from handlers.episode.prompts import (
     format_previous_solutions,
     render_summarizer_prompt,
 )
-from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of_run
 from handlers.evolve.verdict import complete_round
 from handlers.evolve.verification import request_verifiers
 from handlers.evolve.view import round_view, trajectory_text
@@ -40,7 +40,7 @@ async def begin_evolve(event: RunStarted, ctx: HandlerContext) -> Sequence[Event
     """An evolve run starts round 0 of its first ``branch_max_workers`` branches."""
     if event.workflow != "evolve":
         return []
-    plan = plan_of(event.settings)
+    plan = plan_of_run(ctx.run_settings())
     return [start_round(ctx, plan, branch, 0) for branch in plan.initial_branches()]
 
 
@@ -130,7 +130,7 @@ async def finish_policy(event: AnswerGraded, ctx: HandlerContext) -> Sequence[Ev
         branch=event.branch,
         episode=event.episode,
     )
-    plan = plan_of(state.settings)
+    plan = plan_of_run(state.run)
     if not plan.enable_verify:
         return [
             ended,

@@ -27,7 +27,7 @@ from handlers.episode.model_choice import sampling_params
 from handlers.episode.prompt_record import prompt_fields
 from handlers.episode.prompts import HistoryStep, render_verifier_prompt
 from handlers.episode.retrieval import tool_or_rewrite
-from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of, plan_of_run
+from handlers.evolve.plan import Plan, episode_id, parse_episode, plan_of_run
 from handlers.evolve.view import round_view, trajectory_text
 from handlers.grading.extraction import last_boxed
 from handlers.projections.episode import EpisodeState, episode_state
@@ -144,7 +144,7 @@ async def take_verifier_action(event: ModelResponded, ctx: HandlerContext) -> Se
     if ref.index in round_view(ctx.history, event.branch, ref.round).reports:
         return []
     state = episode_state(ctx.history, event.episode)
-    plan = plan_of(state.settings)
+    plan = plan_of_run(state.run)
     action = parse_reply(ctx, event, tools=plan.verifier_episode.tools, accept_report=True)
     after = episode_state([*ctx.history, action], event.episode)
     judgment = judgment_of(action.answer) if action.kind == "report" and action.valid else None
@@ -164,7 +164,7 @@ def continue_verifier(
     """The next verifier step after a tool result."""
     if index in round_view(ctx.history, branch, round_).reports:
         return []
-    plan = plan_of(state.settings)
+    plan = plan_of_run(state.run)
     return [
         verifier_step(
             ctx, plan, state, branch, round_, index, step=step, brief=brief_of(ctx, branch, round_)

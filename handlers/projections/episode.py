@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 from events.base import Event
@@ -54,12 +55,25 @@ class RetryRecord:
 
 
 @dataclass(frozen=True)
+class RecordedSettings:
+    """A run's recorded settings as the fold met them in ``run.started``, decoded on first
+    use and kept: every state folded on from that event shares this one object."""
+
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def typed(self) -> RunSettings:
+        """The typed settings (``RunSettingsError`` if garbage: raised on each use, never kept)."""
+        return run_settings_of(self.recorded)
+
+
+@dataclass(frozen=True)
 class EpisodeState:
     """Everything deciders need about one episode (``role``/``episode`` of a run)."""
 
     episode: str = "main"
     problem: ProblemSubmitted | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RecordedSettings = field(default_factory=RecordedSettings)
     steps: tuple[StepRecord, ...] = ()
     model: str = ""
     failure: ModelCallFailed | None = None
@@ -82,8 +96,8 @@ class EpisodeState:
 
     @property
     def run(self) -> RunSettings:
-        """The recorded run settings, typed (decoded once per run; ``RunSettingsError`` if garbage)."""
-        return run_settings_of(self.settings)
+        """The recorded run settings, typed (decoded once per fold; ``RunSettingsError`` if garbage)."""
+        return self.settings.typed
 
 
 def evolve(state: EpisodeState, event: Event) -> EpisodeState:
@@ -103,7 +117,7 @@ def _problem(state: EpisodeState, event: ProblemSubmitted) -> EpisodeState:
 
 
 def _started(state: EpisodeState, event: RunStarted) -> EpisodeState:
-    return replace(state, settings=event.settings, prompt_deltas=event.prompts == "delta")
+    return replace(state, settings=RecordedSettings(event.settings), prompt_deltas=event.prompts == "delta")
 
 
 def _call_requested(state: EpisodeState, event: ModelCallRequested) -> EpisodeState:

@@ -25,7 +25,7 @@ from handlers.episode.graded_input import graded_episode, regrade_text, run_grad
 from handlers.episode.protocol import WHOLE_TEXT_GRADERS
 from handlers.ports import Grade
 from handlers.rewards import compute_reward
-from handlers.run_settings import RunSettingsError, run_settings_of
+from handlers.run_settings import RunSettings, RunSettingsError, run_settings_of
 
 NO_GRADE: Final = "no_grade"
 NO_GROUND_TRUTH: Final = "no_ground_truth"
@@ -69,8 +69,8 @@ class RunPlan(msgspec.Struct, frozen=True, kw_only=True):
     skipped: str | None = None
     reason: str = ""
     """One line: why the run was skipped."""
-    settings: dict[str, Any] = {}
-    """The run's recorded settings (its reward rule reads them)."""
+    settings: RunSettings = RunSettings()
+    """The run's recorded settings, typed (its reward rule reads them)."""
 
 
 def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, versions: Mapping[str, str],
@@ -119,8 +119,8 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
         ))  # fmt: skip
     if all(task.text is None for task in tasks):
         return RunPlan(run_id=run_id, tasks=tasks, skipped=NO_ANSWER, reason="no answer to grade (its grade of 0 "
-                       "stands)", settings=started.settings)
-    return RunPlan(run_id=run_id, tasks=tasks, settings=started.settings)
+                       "stands)", settings=run)
+    return RunPlan(run_id=run_id, tasks=tasks, settings=run)
 
 
 def _answer_read(text: str | None, graded: AnswerGraded, grader: str) -> str | None:
@@ -134,7 +134,7 @@ def new_reward(plan: RunPlan, task: RegradeTask, score: float, catalog: Catalog)
     """The episode's reward under the run's recorded reward rule had it been graded ``score``
     (``None``: the rule is a plugin ``catalog`` lacks)."""
     try:
-        return compute_reward(run_settings_of(plan.settings), catalog, score=score, invalid_turns=task.invalid_turns,
+        return compute_reward(plan.settings, catalog, score=score, invalid_turns=task.invalid_turns,
                               steps=task.steps, done_reason=task.graded.done_reason)
     except (ExtensionMissing, ValueError):
         return None

@@ -1,4 +1,4 @@
-"""Recorded run settings, typed: lenient with old logs, strict with garbage, decoded once."""
+"""Recorded run settings, typed: lenient with old logs, strict with garbage, decoded once per context."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import msgspec
 import pytest
 
 from engine.config import settings as engine_settings
+from engine.testing.event_builders import started, submitted
 from handlers import run_settings
-from handlers.evolve.plan import plan_of
-from handlers.run_settings import RunSettingsError, run_settings_of
+from handlers.context import HandlerContext
+from handlers.evolve.plan import plan_of, plan_of_run
+from handlers.run_settings import RunSettings, RunSettingsError, run_settings_of
 
 
 def test_keys_this_version_does_not_know_are_ignored_and_missing_ones_default() -> None:
@@ -37,15 +39,21 @@ def test_garbage_recorded_values_are_refused_naming_the_key(recorded: dict, wher
     assert where in str(caught.value)
 
 
-def test_each_recorded_mapping_is_decoded_once() -> None:
-    """The same recorded mapping gives the same typed object; an equal but other mapping is decoded anew."""
+def test_a_context_decodes_its_runs_settings_once_or_carries_them_decoded() -> None:
+    """A context decodes its history's run.started once; one given settings never decodes."""
     recorded = {"episode": {"max_steps": 3}}
-    first = run_settings_of(recorded)
-    assert run_settings_of(recorded) is first
-    assert plan_of(recorded) is plan_of(recorded)
-    other = {"episode": {"max_steps": 5}}
-    assert run_settings_of(other).episode.max_steps == 5
-    assert run_settings_of(recorded) is first
+    history = [submitted(), started(settings=recorded)]
+    ctx = HandlerContext(event=history[-1], handler="h", history=history)
+    first = ctx.run_settings()
+    assert first.episode.max_steps == 3 and ctx.run_settings() is first
+    assert plan_of_run(first).rounds == plan_of(recorded).rounds == 10
+    carried = run_settings_of({"episode": {"max_steps": 5}})
+    given = HandlerContext(event=history[-1], handler="h", history=history, typed_settings=carried)
+    assert given.run_settings() is carried
+    assert HandlerContext(event=history[0], handler="h", history=history[:1]).run_settings() == RunSettings()
+    garbage = started("r-9", settings={"episode": {"max_steps": "many"}})
+    with pytest.raises(RunSettingsError, match=r"run r-9: .*\$\.episode\.max_steps"):
+        HandlerContext(event=garbage, handler="h", history=[garbage]).run_settings()
 
 
 def test_engine_configuration_takes_its_run_setting_defaults_from_the_recorded_structs() -> None:
