@@ -65,11 +65,12 @@ def extract_final_answer(text: str) -> str | None:
     visible = mask_hidden(mask_reasoning_and_tools(text))
     body = _last_answer_body(visible)
     region = body if body is not None else _CODE_FENCE.sub("\n", visible)
-    answers = [in_context(region, span) for span in top_level_box_spans(region)]
+    spans = top_level_box_spans(region)
+    answers = [in_context(region, span) for span in spans]
     if len({" ".join(answer.split()) for answer in answers}) > 1:
         return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
     if answers:
-        return _non_empty(answers[-1])
+        return _non_empty(in_sentence(region, spans[-1], answers[-1]))
     return _non_empty(body)
 
 
@@ -191,14 +192,124 @@ _LEFT_BOUNDARY_COMMANDS: Final = frozenset({
 _SPACING: Final = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad(?![A-Za-z]))+")
 _RIGHT_BOUNDARY_COMMANDS: Final = frozenset({"]", ")", "end", "\\", "newline", "hline", "quad", "qquad", "label",
                                             "boxed", "fbox", "framebox", "bbox"})
+_LEFT_LAYOUT: Final = re.compile(r"(?:[ \t~$]|\\[,;:!])+$")
+"""Spaces, thin spaces and math delimiters between a box and what is written before it: a reader
+sees ``$x \\neq\\, $\\boxed{42}`` as ``x ≠ 42``."""
 _GLUED_LEFT: Final = frozenset("^_/.!'|")
 """Marks that join a box to what is before it only when nothing separates them (``10^\\boxed{3}``)."""
-_SPACED_LEFT: Final = frozenset("-+<>")
+_SPACED_LEFT: Final = frozenset("-+<>\u2212")
 """Signs and relations that apply to a box even across a space (``x \\neq \\boxed{5}``, ``- \\boxed{5}``)."""
 _GLUED_RIGHT: Final = frozenset("^_!'%(/?…")
-_SPACED_RIGHT: Final = frozenset("+-<>")
+_SPACED_RIGHT: Final = frozenset("+-<>/*\u2212")
 _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 """After a box and a full stop: ``\\boxed{4}.2`` is 4.2 and ``\\boxed{4}...`` an ellipsis."""
+
+
+# -- the sentence a final box stands in --------------------------------------------------------
+
+_SENTENCE_END: Final = re.compile(r"\n|[.!?](?=\s|$)|</answer>", re.IGNORECASE)
+_MATH_DELIMITERS: Final = re.compile(r"\$+|\\[()\[\]]")
+_CLOSING_PHRASE: Final = re.compile(
+    r"(?:(?:which|this|that|it)\s+)?(?:is|are|was|would\s+be|will\s+be|as)\s+(?:the|my|our)\s+"
+    r"(?:final\s+|correct\s+|required\s+)?(?:answer|result|solution)s?",
+    re.IGNORECASE,
+)
+"""Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
+_DENYING: Final = re.compile(
+    r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|"
+    r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|"
+    r"less|more|least|most|than|minus|negative|plus|times|twice|double|triple|half|third|quarter|"
+    r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|correct|mistak|false|error|erroneous|"
+    r"untrue|bogus|invalid|accura|suppos|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
+    r"percent|fraction|portion|multiple)\w*)\b",
+    re.IGNORECASE,
+)
+"""Words and stems that deny, suppose or change a value, looked for in the whole sentence before a
+final box (``It is not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``at most \\boxed{42}``). A
+closed list that is never complete: :data:`_ANNOUNCING` is what makes the clause next to the box sound."""
+_ANNOUNCING: Final = frozenset({
+    "the", "a", "an", "final", "answer", "answers", "result", "results", "total", "value", "sum", "solution",
+    "is", "are", "was", "be", "will", "would", "equals", "equal_to", "amounts_to", "comes_to", "of",
+    "we", "i", "you", "it", "this", "that", "which", "she", "he", "they", "our", "my", "its", "their",
+    "get", "gets", "got", "obtain", "obtains", "obtained", "find", "finds", "found", "have", "has", "had",
+    "make", "makes", "made", "give", "gives", "gave", "yield", "yields", "become", "becomes", "is:",
+    "therefore", "thus", "so", "hence", "then", "now", "and", "required", "desired", "number",
+    "**", "*", "=", "boxed", "final_answer",
+})
+"""Every word the clause right before a final box may hold (it starts at the sentence or at the last
+comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
+(``It is mistakenly``, ``Janet makes``) is read with the answer and makes it unreadable."""
+_JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
+                          (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"))
+_CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:]|\b(?:so|therefore|thus|hence)\b", re.IGNORECASE)
+"""Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
+
+
+def in_sentence(text: str, span: tuple[int, int, int, int], answer: str) -> str:
+    """The final ``answer`` together with the prose a reader reads with it in its sentence.
+
+    The rest of the clause after the box is part of the answer (``\\boxed{42} is wrong``,
+    ``\\boxed{42} thousand``, ``\\boxed{18} dollars``), so the grader reads it: a unit or a counted
+    noun is allowed, any other word makes the answer unreadable. Only a closed list of phrases that
+    announce the answer (``is the final answer``) is left out; the clauses after a comma join it
+    only when they deny or change the value. Before the box, the sentence is read with it when the
+    clause next to the box holds any word outside a closed list of announcing words (``The answer
+    is``, ``we get``), or the sentence holds a word that denies, supposes or changes a value
+    (``not``, ``if``, ``wrongly``, ``at most``)."""
+    begin, end = context_bounds(text, span)
+    stop = _SENTENCE_END.search(text, end)
+    after = text[end : stop.start() if stop else len(text)]
+    after = _MATH_DELIMITERS.sub(" ", after).strip()
+    joined, later = _split_clause(after)
+    if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
+        joined = ""
+    after = " ".join(part for part in (joined, later if _DENYING.search(later) else "") if part)
+    sentence = text[_sentence_start(text, begin) : begin]
+    before = _MATH_DELIMITERS.sub(" ", sentence)
+    clause = _CLAUSE_BREAK.split(_prose_only(sentence))[-1]
+    lead = before.strip() if _DENYING.search(before) or not _only_announces(clause) else ""
+    if not (after or lead):
+        return answer
+    return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_MATH_SEGMENT: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+_MATH_OPENED: Final = re.compile(r"(?:\$\$?|\\[(\[]).*\Z", re.DOTALL)
+
+
+def _prose_only(sentence: str) -> str:
+    """``sentence`` without its formulas (closed ones, and the one the box itself stands in):
+    ``3 + 2 =`` before a box is a computation, read by the grader's context rules, not prose."""
+    return _MATH_OPENED.sub(" ", _MATH_SEGMENT.sub(" ", sentence))
+
+
+def _only_announces(clause: str) -> bool:
+    """Whether every word of ``clause`` is in :data:`_ANNOUNCING` or a one-letter name (``x =``);
+    Markdown emphasis is ignored."""
+    for pattern, joined in _JOINED_PHRASES:
+        clause = pattern.sub(joined, clause)
+    words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
+    bare = (word.lower().strip(".!?\"'()[]") for word in words)
+    return all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare)
+
+
+def _split_clause(after: str) -> tuple[str, str]:
+    """What follows a box up to the first clause break (read with the box), and the rest of the
+    sentence (read with it only when it denies or changes the value: ``\\boxed{42}, which is wrong``)."""
+    match = _CLAUSE_BREAK.search(after)
+    if match is None:
+        return after, ""
+    return after[: match.start()], after[match.start() :]
+
+
+def _sentence_start(text: str, begin: int) -> int:
+    """Where the sentence holding ``begin`` starts: after a line break, a full stop, ``!`` or ``?``
+    followed by a space, or an opening answer tag."""
+    start = 0
+    for match in _SENTENCE_END.finditer(text, 0, begin):
+        start = match.end()
+    opening = text.lower().rfind("<answer>", 0, begin)
+    return max(start, opening + len("<answer>") if opening >= 0 else 0)
 
 
 def in_context(text: str, span: tuple[int, int, int, int]) -> str:
@@ -208,17 +319,22 @@ def in_context(text: str, span: tuple[int, int, int, int]) -> str:
     power, factorial, digit or text after it (``\\boxed{4}^2``, ``\\boxed{42}\\text{ is wrong}``).
     The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42."""
     start, first, last, finish = span
+    begin, end = context_bounds(text, span)
+    if (begin, end) == (start, finish):
+        return text[first:last]
+    return text[begin:start] + "{" + text[first:last] + "}" + text[finish:end]
+
+
+def context_bounds(text: str, span: tuple[int, int, int, int]) -> tuple[int, int]:
+    """Where the formula a box stands in begins and ends (see :func:`in_context`)."""
+    start, _, _, finish = span
     pairs = _brace_pairs(text)
     begin, end = start, finish
     enclosing = [(o, c) for o, c in pairs.items() if o < begin and c >= end]
     if enclosing:
         outer_open, outer_close = min(enclosing)
         begin, end = _command_head(text, outer_open, pairs), outer_close + 1
-    begin = _left_context(text, begin, pairs)
-    end = _right_context(text, end, pairs)
-    if (begin, end) == (start, finish):
-        return text[first:last]
-    return text[begin:start] + "{" + text[first:last] + "}" + text[finish:end]
+    return _left_context(text, begin, pairs), _right_context(text, end, pairs)
 
 
 def _command_head(text: str, opening: int, pairs: dict[int, int]) -> int:
@@ -242,7 +358,7 @@ def _command_head(text: str, opening: int, pairs: dict[int, int]) -> int:
 def _left_context(text: str, begin: int, pairs: dict[int, int]) -> int:
     while begin > 0:
         before = text[:begin]
-        stripped = before.rstrip(" \t")
+        stripped = _LEFT_LAYOUT.sub("", before)
         spaced = len(stripped) != len(before)
         if not stripped:
             return begin
@@ -257,8 +373,8 @@ def _left_context(text: str, begin: int, pairs: dict[int, int]) -> int:
             begin = word.start() if word else len(stripped) - 1
         elif last in _SPACED_LEFT or (last in _GLUED_LEFT and not spaced):
             begin = len(stripped) - 1
-        elif last == "=" and stripped.endswith("\\not="):
-            begin = len(stripped) - len("\\not=")
+        elif last == "=" and (negated := re.search(r"\\not\s*=$", stripped)):
+            begin = negated.start()
         elif last == "}" and not spaced and (len(stripped) - 1) in {c for c in pairs.values()}:
             opening = next(o for o, c in pairs.items() if c == len(stripped) - 1)
             begin = _command_head(text, opening, pairs)
@@ -286,7 +402,7 @@ def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
                     end = text.index("]", end) + 1
                 else:
                     break
-        elif char in _SPACED_RIGHT or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
+        elif char in _SPACED_RIGHT or char.isdigit() or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
             end = after + 1
         elif after == end and char == "." and text[after + 1 : after + 2] in _DIGITS_OR_DOT:
             end = after + 1  # 4.2 after \boxed{4}, or an ellipsis

@@ -89,6 +89,9 @@ class _Parser:
         self.pos = 0
         self.notes: list[str] = []
         self.decimals = 0
+        self.groups_ending_in_number: set[int] = set()
+        """Where a bare ``{...}`` group whose last visible token is a number ended: braces are
+        invisible, so ``{4}{2}`` is drawn as 42 and must read as layout, never as 4 times 2."""
 
     # -- token helpers -------------------------------------------------------------------
 
@@ -394,7 +397,7 @@ class _Parser:
         if not _is_value(left):
             return left
         factors.append(left)
-        last_was_number = self.tokens[self.pos - 1].kind == "num"
+        last_was_number = self.ends_in_number()
         divided = False
         while True:
             token = self.peek()
@@ -420,8 +423,13 @@ class _Parser:
                         continue
                     msg = "a number written after another number or a letter (layout is not arithmetic)"
                     raise self.unreadable(msg)
+                if self.opens_group_drawn_as_number(token):
+                    msg = "a braced number written after another factor (braces are invisible: {4}{2} is drawn 42)"
+                    raise self.unreadable(msg)
                 if token.layout_before and last_was_number and self.starts_number_like(token):
                     raise self.unreadable("layout between two numbers")
+                if self.pos in self.groups_ending_in_number and token.kind == "cmd" and token.text in FRACTIONS:
+                    raise self.unreadable("a braced number before a fraction (a product or a mixed number?)")
                 if last_was_number and token.kind == "cmd" and token.text in FRACTIONS:
                     mixed = self.mixed_fraction(factors)
                     if mixed is not None:
@@ -431,8 +439,27 @@ class _Parser:
                 factors.append(self.value_power())
             else:
                 break
-            last_was_number = self.tokens[self.pos - 1].kind == "num"
+            last_was_number = self.ends_in_number()
         return factors[0] if len(factors) == 1 else sympy.Mul(*factors)
+
+    def ends_in_number(self) -> bool:
+        """Whether what was just read is drawn ending in a number (a numeral, or a bare group
+        whose last visible token is one)."""
+        return self.tokens[self.pos - 1].kind == "num" or self.pos in self.groups_ending_in_number
+
+    def opens_group_drawn_as_number(self, token: Token) -> bool:
+        """A bare ``{`` whose first visible token is a numeral or a sign: ``x{2}`` is drawn x2 and
+        ``{4}{-2}`` is drawn 4-2, so neither may be read as a product."""
+        if not (token.kind == "punct" and token.text == "{"):
+            return False
+        index = self.pos
+        while index < len(self.tokens) and self.tokens[index].kind == "punct" and self.tokens[index].text == "{":
+            index += 1
+        if index >= len(self.tokens):
+            return False
+        first = self.tokens[index]
+        return first.kind == "num" or (first.kind == "punct" and first.text in "+-") or (
+            first.kind == "cmd" and first.text in ("pm", "mp"))
 
     def starts_number_like(self, token: Token) -> bool:
         return token.kind == "cmd" and token.text in FRACTIONS | {"sqrt"}
@@ -516,7 +543,11 @@ class _Parser:
                 self.expect("punct", "}")
             return sympy.Mul(_plain_value(base, "degrees"), sympy.Symbol(DEGREE))
         exponent = self.exponent()
-        return sympy.Pow(_plain_value(base, "a power"), exponent)
+        base = _plain_value(base, "a power")
+        if exponent == 0 and (base == 0 or base in (sympy.oo, -sympy.oo, sympy.zoo)):
+            # 0^0 and oo^0 are indeterminate forms; sympy would quietly make them 1.
+            raise self.unreadable("an indeterminate power (0^0 or infinity^0)")
+        return sympy.Pow(base, exponent)
 
     def exponent(self) -> Any:
         """A power's exponent: a braced group, one digit, a letter or a command; ``9^9^9`` (Python's
@@ -782,7 +813,17 @@ class _Parser:
         closing_token = self.take()
         if closing_token.kind != "punct" or closing_token.text not in closers:
             raise self.unreadable(f"{token.text!r} closed by {closing_token.text!r}")
+        if token.text == "{":
+            self.note_group_end()
         return _bracket_reading(self.sympy, token.text, closing_token.text, items)
+
+    def note_group_end(self) -> None:
+        """Remember where a bare group just closed if its last visible token is a numeral."""
+        index = self.pos - 2
+        while index >= 0 and self.tokens[index].kind == "punct" and self.tokens[index].text == "}":
+            index -= 1
+        if index >= 0 and self.tokens[index].kind == "num":
+            self.groups_ending_in_number.add(self.pos)
 
     def unreadable_empty(self) -> Any:
         raise self.unreadable("empty brackets")

@@ -31,9 +31,11 @@ SEEDS = range(60)
 BELOW_FLOAT = {"tiny_term_added", "rational_approximation"}
 """A nonzero term of 10^-20, a fraction near an irrational: wrong by construction, and closer
 to an irrational gold than the evaluator's floating point can tell."""
-TWO_READINGS = {"slash_before_product", "integer_before_improper_fraction"}
-"""``1/2x`` and ``2\\frac{6}{2}``: forms a reader takes two ways, one of them the gold; the
-evaluator takes that one, the grader must take neither."""
+TWO_READINGS = {"slash_before_product", "integer_before_improper_fraction", "braced_factors_drawn_as_digits",
+                "indeterminate_power"}
+"""``1/2x``, ``2\\frac{6}{2}``, ``{3}{4}`` and ``0^0``: forms read two ways (a product or what a
+reader sees, 34; Python's convention 0**0 == 1 or an indeterminate form), one of them the gold;
+the evaluator takes that one, the grader must take neither."""
 
 
 def _all(name: str, gold: str) -> set[str]:

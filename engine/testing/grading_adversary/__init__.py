@@ -22,6 +22,7 @@ from engine.testing.grading_adversary import (  # noqa: F401 - each module regis
     changing_digits,
     changing_forms,
     changing_near_misses,
+    changing_prose,
     changing_readings,
     changing_relations,
     changing_replies,

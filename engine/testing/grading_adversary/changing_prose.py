@@ -1,0 +1,126 @@
+"""Meaning-changing operators from a second attacker: prose around the box, invisible braces.
+
+A reader reads the sentence a box stands in, not the box alone: ``It is not \\boxed{42}``,
+``If it were \\boxed{42}``, ``\\boxed{42} is wrong``, ``\\boxed{42} thousand`` and
+``\\boxed{42}, which is incorrect`` do not answer 42. Braces are never drawn, so ``{3}{4}``
+shows 34 (not 3 times 4), and ``0^0`` has no value to equal anything. The templates are
+composed from parts at random, so the same class is tried in many wordings.
+"""
+
+from __future__ import annotations
+
+import random
+
+from engine.testing.grading_adversary.registry import changing, changing_reply, preserving_reply
+from engine.testing.grading_adversary.shapes import commented, core, plain_integer, value_like
+
+_SUBJECTS = ["", "The answer ", "It ", "The result ", "Our total ", "x "]
+_DENIALS = ["is not", "isn't", "is definitely not", "is never", "cannot be", "would not be", "was not",
+            "doesn't equal", "is no longer", "is wrongly given as", "is incorrectly", "is mistakenly"]
+_SUPPOSITIONS = ["If it were", "Suppose it is", "Assuming the answer is", "Unless it is",
+                 "Were the total", "I doubt it is", "Maybe", "Perhaps it is", "Instead of"]
+_MODIFIERS = ["at most", "at least", "more than", "less than", "about", "approximately", "nearly", "almost",
+              "over", "under", "roughly", "minus", "negative", "twice", "half of", "double"]
+_AFTER = ["is wrong", "is incorrect", "is not the answer", "is false", "squared", "cubed", "thousand",
+          "million", "times two", "percent off", "or so", "or more", "or less", "at most", "plus one",
+          "is a mistake", "was my first guess", "is what I got but it is wrong", "minus one"]
+_AFTER_CLAUSE = [", which is wrong", ", but that is incorrect", "; that is not right", ", not the answer",
+                 ", or rather not", ": no, wrong", ", approximately", ", more or less"]
+
+
+def _claimed(gold: str) -> str | None:
+    text = core(gold)
+    return text if value_like(text) and not commented(text) else None
+
+
+def _in_math(text: str, rng: random.Random) -> str:
+    return rng.choice([f"$\\boxed{{{text}}}$", f"\\boxed{{{text}}}", f"\\(\\boxed{{{text}}}\\)"])
+
+
+@changing_reply
+def prose_denies_the_box(gold: str, rng: random.Random) -> str | None:
+    """``The answer is not \\boxed{42}.``: the clause before the box denies it."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    return f"{rng.choice(_SUBJECTS)}{rng.choice(_DENIALS)} {_in_math(text, rng)}{rng.choice(['.', '', '!'])}"
+
+
+@changing_reply
+def prose_supposes_the_box(gold: str, rng: random.Random) -> str | None:
+    """``If it were \\boxed{42} we would be done.``: a supposition is not an answer."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    tail = rng.choice(["", " we would be done.", ", the check fails.", "."])
+    return f"{rng.choice(_SUPPOSITIONS)} {_in_math(text, rng)}{tail}"
+
+
+@changing_reply
+def prose_modifies_the_box(gold: str, rng: random.Random) -> str | None:
+    """``The answer is at most \\boxed{42}``, ``minus \\boxed{42}``: a bound or a changed value."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    return f"{rng.choice(_SUBJECTS)}{rng.choice(['is ', ''])}{rng.choice(_MODIFIERS)} {_in_math(text, rng)}."
+
+
+@changing_reply
+def prose_after_the_box(gold: str, rng: random.Random) -> str | None:
+    """``\\boxed{42} is wrong.``, ``\\boxed{42} thousand``, ``\\boxed{42}, which is wrong``."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    after = rng.choice([" " + rng.choice(_AFTER), rng.choice(_AFTER_CLAUSE)])
+    return f"{rng.choice(['', 'So ', 'The answer: '])}{_in_math(text, rng)}{after}{rng.choice(['.', ''])}"
+
+
+@changing_reply
+def digits_after_the_box(gold: str, rng: random.Random) -> str | None:
+    """``\\boxed{42}\\,000``, ``\\boxed{42} 5``: digits after the box are drawn as part of the number."""
+    text = _claimed(gold)
+    if text is None or plain_integer(text) is None:
+        return None
+    digits = rng.choice(["000", "5", "0", "1"])
+    space = rng.choice(["\\,", " ", "\\!", "\\;", "~", "\\!\\!\\!"])
+    return f"The answer is $\\boxed{{{text}}}{space}{digits}$."
+
+
+@changing
+def braced_factors_drawn_as_digits(gold: str, rng: random.Random) -> str | None:
+    """``{3}{4}`` for 12: braces are invisible, so a reader sees 34, not a product."""
+    value = plain_integer(core(gold))
+    if value is None or not 4 <= abs(value) < 10**6:
+        return None
+    factors = [(a, abs(value) // a) for a in range(2, 10) if abs(value) % a == 0 and abs(value) // a > 1]
+    if not factors:
+        return None
+    a, b = rng.choice(factors)
+    sign = "-" if value < 0 else ""
+    shown = rng.choice(["{A}{B}", "A{B}", "{A}\\,{B}", "{{A}}{{B}}", "{A}{{B}}"])
+    mutant = sign + shown.replace("A", str(a)).replace("B", str(b))
+    return None if f"{a}{b}" == str(abs(value)) else mutant
+
+
+@changing
+def indeterminate_power(gold: str, rng: random.Random) -> str | None:
+    """``0^0`` or ``\\infty^0`` for 1 (or times the gold): an indeterminate form has no value."""
+    text = core(gold)
+    if not value_like(text) or commented(text):
+        return None
+    form = rng.choice(["0^0", "0^{0}", "\\infty^{0}", "\\infty^0"])
+    return form if plain_integer(text) == 1 else f"{form} \\cdot {text}"
+
+
+@preserving_reply
+def prose_announces_the_box(gold: str, rng: random.Random) -> str | None:
+    """``Therefore, the final answer is \\boxed{42}.``: announcing prose leaves the answer as it is."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    before = rng.choice(["Therefore, the final answer is ", "So the answer is ", "Since no other case remains, "
+                         "the result is ", "Hence ", "**Final answer:** ", "Thus, we get "])
+    after = rng.choice([".", "", ", which is the final answer.", " is the answer.", ", so we are done."])
+    if after == " is the answer.":
+        before = ""
+    return f"{before}{_in_math(text, rng)}{after}"
