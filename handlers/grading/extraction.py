@@ -219,8 +219,8 @@ _DENYING: Final = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|"
     r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|"
     r"less|more|least|most|than|minus|negative|plus|times|twice|double|triple|half|third|quarter|"
-    r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|correct|mistak|false|error|erroneous|"
-    r"untrue|bogus|invalid|accura|suppos|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
+    r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|"
+    r"untrue|bogus|invalid|accura|suppos|alleg|reported|apparent|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
     r"percent|fraction|portion|multiple)\w*)\b",
     re.IGNORECASE,
 )
@@ -239,6 +239,14 @@ _ANNOUNCING: Final = frozenset({
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
 comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
 (``It is mistakenly``, ``Janet makes``) is read with the answer and makes it unreadable."""
+_COPULAS: Final = frozenset({
+    "is", "are", "was", "equals", "equal_to", "amounts_to", "comes_to", "be", "=", "is:", "are:", "get", "gets",
+    "got", "obtain", "obtains", "obtained", "find", "finds", "found", "yields", "gives", "makes", "made", "has",
+    "have", "had", "totals", "becomes", "answer:", "result:",
+})
+"""Verbs that may stand right before a final box after a short subject (``the area is``)."""
+_SUBJECT_WORDS: Final = 8
+"""At most this many words of subject before such a verb: a longer clause is prose, not a subject."""
 _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
                           (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"))
 _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:]|\b(?:so|therefore|thus|hence)\b", re.IGNORECASE)
@@ -284,13 +292,16 @@ def _prose_only(sentence: str) -> str:
 
 
 def _only_announces(clause: str) -> bool:
-    """Whether every word of ``clause`` is in :data:`_ANNOUNCING` or a one-letter name (``x =``);
-    Markdown emphasis is ignored."""
+    """Whether ``clause`` only announces the box after it: every word is in :data:`_ANNOUNCING` or a
+    one-letter name (``x =``), or a short subject is followed by a verb from :data:`_COPULAS` right
+    before the box (``the product is``, ``Janet makes``). Markdown emphasis is ignored."""
     for pattern, joined in _JOINED_PHRASES:
         clause = pattern.sub(joined, clause)
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
-    bare = (word.lower().strip(".!?\"'()[]") for word in words)
-    return all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare)
+    bare = [word.lower().strip(".!?\"'()[]") for word in words]
+    if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
+        return True
+    return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1
 
 
 def _split_clause(after: str) -> tuple[str, str]:

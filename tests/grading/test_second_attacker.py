@@ -26,6 +26,8 @@ DENIED = [
     "Wrongly, we get \\boxed{42}.",
     "If it were \\boxed{42} we would be done, but it is 41.",
     "I doubt it is \\boxed{42}.",
+    "It allegedly is \\boxed{42}.",
+    "Incorrectly, the answer is \\boxed{42}.",
     "The answer is at most \\boxed{42}.",
     "minus \\boxed{42}",
     "$-$\\boxed{42}",
@@ -60,6 +62,9 @@ ANNOUNCED = [
     "Hence, \\(\\boxed{42}\\).",
     "She has \\boxed{42} apples.",
     "$\\boxed{42}$, so we are done.",
+    "So the product is \\boxed{42}.",
+    "Janet makes $\\boxed{42}$ dollars.",
+    "The correct answer is \\boxed{42}.",
 ]
 
 
@@ -79,10 +84,10 @@ def test_prose_that_only_announces_the_box_leaves_it_the_answer(reply: str) -> N
     assert _reply_score(reply) == 1.0
 
 
-def test_a_clause_outside_the_announcing_words_is_a_false_negative_we_take() -> None:
-    """``Janet makes \\boxed{18} dollars`` scores 0: prose before a box is open English, so only a
-    closed list of announcing words may stand next to it (docs/grading.md says so)."""
-    assert _reply_score("Janet makes $\\boxed{18}$ dollars.", "18") == 0.0
+def test_a_denying_word_anywhere_before_the_box_is_a_false_negative_we_take() -> None:
+    """``Since there are no more eggs, the total is \\boxed{18}`` scores 0: prose before a box is open
+    English, so a denying word anywhere in its sentence makes it unreadable (docs/grading.md says so)."""
+    assert _reply_score("Since there are no more eggs, the total is \\boxed{18}.", "18") == 0.0
 
 
 @pytest.mark.parametrize(("answer", "gold"), [
