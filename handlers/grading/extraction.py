@@ -21,6 +21,10 @@ white text (``\\textcolor{white}{...}``, ``{\\color{white} ...}``), HTML comment
 HTML elements are masked before any box is looked for. When the final region
 holds several boxes, all of them are returned (``\\boxed{41} \\boxed{42}``) so the
 grader can refuse a hedge: two different final answers score 0.
+
+A reader does not read a box alone: what is written against it (:func:`in_context`) and the
+sentence it stands in (:func:`in_sentence`) are returned with it, so ``It is not \\boxed{42}``
+and ``\\boxed{42} thousand`` reach the grader whole and never read as 42.
 """
 
 from __future__ import annotations
