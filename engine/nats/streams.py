@@ -49,6 +49,10 @@ class Definitions:
             max_age=float(spec.get("max_age_seconds", 0)),
             max_msg_size=spec.get("max_msg_size", -1),
             allow_direct=spec.get("allow_direct", True),
+            # s2: the server compresses each message block once it is full. A run's texts
+            # recur in its events (a reply in model.responded, the next prompt's delta and
+            # trajectory.sealed), so on disk they cost about once (docs/replay.md).
+            compression=api.StoreCompression(spec.get("compression", "none")),
             num_replicas=replicas or spec.get("num_replicas", 1),
         )
 
