@@ -98,10 +98,19 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
         await runtime.close()
     result = outcome(records)
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps(as_listed(result)))
     else:
         print_result(result)
     return 1 if result["incomplete"] else 0
+
+
+def as_listed(result: dict[str, Any]) -> dict[str, Any]:
+    """``solve --json``'s object: a run that could not be completed (its model server failed) is ``failed``
+    with no score, as `apollo runs` lists it, not ``completed`` with a score of 0."""
+    if not result["incomplete"]:
+        return result
+    status = "failed" if result["status"] == "completed" else result["status"]
+    return {**result, "status": status, "score": None}
 
 
 def print_result(result: dict[str, Any]) -> None:

@@ -209,3 +209,18 @@ def test_fork_whose_model_server_fails_reports_the_fork_not_completed_and_exits_
     assert "wrong" not in out
     assert "(could not be completed: model_failed)" in out
     assert "connection refused" in out
+
+
+def test_solve_json_lists_a_run_its_model_server_failed_as_failed_with_no_score(refused: Path, tmp_path: Path) -> None:
+    """`solve --json` for a run its model server failed says status failed and score null, as `apollo runs` does."""
+    config = tmp_path / "no-retries.yaml"
+    config.write_text(NO_RETRIES)
+    code, out, err = apollo(refused, "solve", "What is 2+3?", "--answer", "5", "--no-probe", "--json",
+                            "--run-id", "solve-refused-json", "--model", "smollm2",
+                            "--model-url", _nothing_listening(), "--config", str(config))
+    assert code == 1, err[-2000:]
+    result = json.loads(out)
+    assert (result["status"], result["score"], result["incomplete"]) == ("failed", None, True)
+    code, out, _ = apollo(refused, "runs", "--json", "--status", "failed")
+    listed = {row["run_id"]: row for row in json.loads(out)}
+    assert (listed["solve-refused-json"]["status"], listed["solve-refused-json"]["score"]) == ("failed", None)
