@@ -29,11 +29,15 @@ from handlers.catalog import Catalog
 from handlers.grading.registry import grader_names
 from replay.audit.flip_text import render_report
 from replay.audit.flips import flip_report
-from replay.audit.plan import SKIP_KINDS
+from replay.audit.plan import SKIP_KINDS, RunPlan
 from replay.run_table import STATUSES, RunFilter, RunRow, select
 
 SHOWN_RUNS = 5
 """Run ids named on a skip line; the rest are counted."""
+
+NOT_COMPLETED = "not_completed"
+"""A run its model server or the engine failed (`apollo runs` lists it as failed, with no score): its grade
+of 0 judged no answer, so it is neither regraded nor counted among the grades."""
 
 
 def register(subparsers: Any) -> None:
@@ -122,8 +126,14 @@ async def _regrade_all(runtime: Runtime, rows: list[RunRow], catalog: Catalog, n
     results: list[RunRegrade] = []
     try:
         for row in rows:
-            records = await runtime.log.read_run(row.run_id, unreadable=[])
-            results.append(await regrader.regrade(row.run_id, records, row))
+            if row.status == "failed":
+                results.append(RunRegrade(plan=RunPlan(
+                    run_id=row.run_id, skipped=NOT_COMPLETED,
+                    reason="could not be completed (its model server or the engine failed; `apollo runs` lists it "
+                           "as failed, with no score): not regraded and not counted among the grades")))
+            else:
+                records = await runtime.log.read_run(row.run_id, unreadable=[])
+                results.append(await regrader.regrade(row.run_id, records, row))
             progress.advance(results[-1])
     finally:
         progress.close()
@@ -169,7 +179,7 @@ def skip_lines(results: Iterable[RunRegrade]) -> list[str]:
 
 
 def _skipped(results: Iterable[RunRegrade]) -> dict[str, list[str]]:
-    skipped: dict[str, list[str]] = {kind: [] for kind in SKIP_KINDS}
+    skipped: dict[str, list[str]] = {kind: [] for kind in (*SKIP_KINDS, NOT_COMPLETED)}
     for result in results:
         if result.plan.skipped is not None:
             skipped[result.plan.skipped].append(result.plan.run_id)

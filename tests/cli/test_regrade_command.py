@@ -117,3 +117,25 @@ def test_an_unknown_run_is_one_line(recorded: tuple[Path, Path, list[str]]) -> N
     code, _, err = apollo(data, "regrade", "no-such-run", "--grader", "exact")
     assert code == 1
     assert "apollo regrade: unknown run 'no-such-run': no events recorded" in err and "Traceback" not in err
+
+
+def test_a_run_its_model_server_failed_is_no_grade_of_0_in_the_flip_report(tmp_path: Path) -> None:
+    """Regrade leaves out a run its model server failed (listed failed, no score): no grade, named on stderr."""
+    from engine.nats.server import free_port
+
+    data = tmp_path / "data"
+    (tmp_path / "no-retries.yaml").write_text("models:\n  policy:\n    max_retries: 0\n")
+    code, _, err = apollo(data, "solve", "What is 2 + 3?", "--answer", "5", "--run-id", "solve-right",
+                          "--model", f"scripted:{_script(tmp_path)}")
+    assert code == 0, err[-2000:]
+    code, _, err = apollo(data, "solve", "What is 2 + 3?", "--answer", "5", "--run-id", "solve-refused", "--no-probe",
+                          "--model", "m", "--model-url", f"http://127.0.0.1:{free_port()}/v1",
+                          "--config", str(tmp_path / "no-retries.yaml"))
+    assert code == 1, err[-2000:]
+    code, out, err = apollo(data, "regrade", "--json")
+    assert code == 0, err[-2000:]
+    report = json.loads(out)
+    [source] = report["sources"]
+    assert (source["grades"], source["correct_before"], source["accuracy_before"]) == (1, 1, 1.0)
+    assert (report["kept"], report["skipped"]) == (0, {"not_completed": ["solve-refused"]})
+    assert "run solve-refused: could not be completed" in err
