@@ -544,8 +544,10 @@ async def check_models(settings: Settings, *, timeout: float) -> list[Check]:
                     "models",
                     role,
                     "fail",
-                    f"{spec.base_url}: {exc.__class__.__name__}: {exc}",
-                    "start the server (deploy/vllm/serve.sh) or fix base_url / APOLLO_MODEL_URL",
+                    await _why_unusable(spec.model, spec.base_url, spec.api_key, timeout)
+                    or f"{spec.base_url}: {exc.__class__.__name__}: {exc}",
+                    "start the server (`apollo model serve` serves a GGUF on this machine, deploy/vllm/serve.sh "
+                    "vLLM) or fix base_url / APOLLO_MODEL_URL",
                 )
             )
             continue
@@ -599,6 +601,18 @@ def _scripted_check(role: str, model: str) -> Check:
         f"scripted model: canned replies from {path}, not a real model",
         "fine for demos and tests; set APOLLO_MODEL_URL / APOLLO_MODEL for real work",
     )
+
+
+async def _why_unusable(model: str, base_url: str, api_key: str, timeout: float) -> str | None:
+    """The line `solve` and `run` refuse the endpoint with (a refused connection called refused, a URL
+    that names no chat server said so), or None when their probe passes."""
+    from engine.models.probe import ProbeFailed, probe_endpoint
+
+    try:
+        await probe_endpoint(base_url, model, api_key, timeout=timeout)
+    except ProbeFailed as exc:
+        return str(exc)
+    return None
 
 
 async def _list_models(base_url: str, api_key: str, timeout: float) -> list[str]:
