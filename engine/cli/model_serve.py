@@ -10,6 +10,8 @@ request may use. It serves until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -39,6 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    _port_free(args.host, args.port)
     # deferred: xllamacpp loads llama.cpp, only for this command
     from engine.models.llamacpp_server import ServeOptions, default_alias, start
 
@@ -58,6 +61,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print("stopped", file=sys.stderr)
     del server
     return 0
+
+
+def _port_free(host: str, port: int) -> None:
+    """Refuse, in one line, a port something else listens on (llama.cpp's own refusal names no cause)."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed socket's TIME_WAIT is no user
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return  # llama.cpp says what is wrong with the address itself
+            msg = (f"port {port} on {host} is in use (another server?): --port N serves on another, "
+                   "--port 0 on a free one")
+            raise EngineError(msg) from exc
 
 
 def _demo_model() -> Path:
