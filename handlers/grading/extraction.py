@@ -59,7 +59,7 @@ _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
 _PHANTOM = re.compile(r"\\(?:[hv]?phantom|textcolor\s*\{\s*white\s*\})\s*\{")
 _WHITE_GROUP = re.compile(r"\{\s*\\color\s*\{\s*white\s*\}")
 _HIDDEN_HTML = re.compile(
-    r"<(\w+)[^>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|\Z)",
+    r"<(\w+)[^<>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>.*?(?:</\1\s*>|\Z)",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -69,13 +69,55 @@ def extract_final_answer(text: str) -> str | None:
     visible = mask_hidden(mask_reasoning_and_tools(text))
     body = _last_answer_body(visible)
     region = body if body is not None else _CODE_FENCE.sub("\n", visible)
-    spans = top_level_box_spans(region)
-    answers = [in_context(region, span) for span in spans]
+    pairs = _brace_pairs(region)
+    spans = top_level_box_spans(region, pairs)
+    if len(spans) > MAX_FINAL_BOXES:
+        return TOO_MANY_BOXES
+    outer = _outermost_enclosing(region, pairs, [span[0] for span in spans])
+    answers = [in_context(region, span, pairs, enclosing) for span, enclosing in zip(spans, outer, strict=True)]
     if len({" ".join(answer.split()) for answer in answers}) > 1:
         return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
     if answers:
-        return _non_empty(in_sentence(region, spans[-1], answers[-1]))
+        bounds = context_bounds(region, spans[-1], pairs, outer[-1])
+        return _non_empty(in_sentence(region, bounds, answers[-1]))
     return _non_empty(body)
+
+
+MAX_FINAL_BOXES: Final = 64
+"""More boxes than this in the final region is no answer a reader can take (and reading each in
+its context would cost time that grows with their number)."""
+TOO_MANY_BOXES: Final = f"\\text{{more than {MAX_FINAL_BOXES} boxed answers}}"
+"""What such a reply's final answer reads as: text, equal to no gold."""
+LONG_SENTENCE: Final = "\\text{a final box in a sentence longer than 2048 characters}"
+"""What a box reads as when its sentence runs past :data:`CONTEXT_WINDOW` before it: unread prose."""
+CONTEXT_WINDOW: Final = 2048
+"""Characters read on each side of a box for its formula and its sentence. A formula or sentence
+that runs further is taken into the answer up to here, which makes it unreadable (never a guess),
+and the cost of reading a reply stays linear in its length."""
+
+
+def _outermost_enclosing(text: str, pairs: dict[int, int], starts: list[int]) -> list[int | None]:
+    """For each position in ``starts`` (ascending), the outermost balanced ``{`` open there, in one pass."""
+    found: list[int | None] = []
+    stack: list[int] = []
+    wanted = iter(starts)
+    target = next(wanted, None)
+    i = 0
+    while target is not None:
+        if i == target:
+            found.append(next((o for o in stack if o in pairs), None))
+            target = next(wanted, None)
+            continue
+        char = text[i] if i < len(text) else ""
+        if char == "\\":
+            i += 2
+            continue
+        if char == "{":
+            stack.append(i)
+        elif char == "}" and stack:
+            stack.pop()
+        i += 1
+    return found
 
 
 def mask_hidden(text: str) -> str:
@@ -104,10 +146,10 @@ def top_level_boxes(text: str) -> list[str]:
     return [text[first:last] for _, first, last, _ in top_level_box_spans(text)]
 
 
-def top_level_box_spans(text: str) -> list[tuple[int, int, int, int]]:
+def top_level_box_spans(text: str, pairs: dict[int, int] | None = None) -> list[tuple[int, int, int, int]]:
     """Each box not inside another box, in order: where it starts, where its content starts and
     ends, and where it ends. ``\\boxed 4`` (no braces) boxes one token, as LaTeX does."""
-    closing = _brace_pairs(text)
+    closing = _brace_pairs(text) if pairs is None else pairs
     spans: list[tuple[int, int, int, int]] = []
     covered_until = -1
     for match in _ANY_BOX.finditer(text):
@@ -257,7 +299,7 @@ _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:]|\b(?:so|therefore|thus|hence)\b
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
 
 
-def in_sentence(text: str, span: tuple[int, int, int, int], answer: str) -> str:
+def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     """The final ``answer`` together with the prose a reader reads with it in its sentence.
 
     The rest of the clause after the box is part of the answer (``\\boxed{42} is wrong``,
@@ -268,15 +310,17 @@ def in_sentence(text: str, span: tuple[int, int, int, int], answer: str) -> str:
     clause next to the box holds any word outside a closed list of announcing words (``The answer
     is``, ``we get``), or the sentence holds a word that denies, supposes or changes a value
     (``not``, ``if``, ``wrongly``, ``at most``)."""
-    begin, end = context_bounds(text, span)
-    stop = _SENTENCE_END.search(text, end)
-    after = text[end : stop.start() if stop else len(text)]
+    begin, end = bounds
+    stop = _SENTENCE_END.search(text, end, end + CONTEXT_WINDOW)
+    after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
     after = _MATH_DELIMITERS.sub(" ", after).strip()
     joined, later = _split_clause(after)
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
         joined = ""
     after = " ".join(part for part in (joined, later if _DENYING.search(later) else "") if part)
     sentence = text[_sentence_start(text, begin) : begin]
+    if len(sentence) >= CONTEXT_WINDOW:
+        return LONG_SENTENCE
     before = _MATH_DELIMITERS.sub(" ", sentence)
     clause = _CLAUSE_BREAK.split(_prose_only(sentence))[-1]
     lead = before.strip() if _DENYING.search(before) or not _only_announces(clause) else ""
@@ -320,108 +364,151 @@ def _split_clause(after: str) -> tuple[str, str]:
 def _sentence_start(text: str, begin: int) -> int:
     """Where the sentence holding ``begin`` starts: after a line break, a full stop, ``!`` or ``?``
     followed by a space, or an opening answer tag."""
-    start = 0
-    for match in _SENTENCE_END.finditer(text, 0, begin):
+    floor = max(0, begin - CONTEXT_WINDOW)
+    start = floor
+    for match in _SENTENCE_END.finditer(text, floor, begin):
         start = match.end()
-    opening = text.lower().rfind("<answer>", 0, begin)
+    opening = text.lower().rfind("<answer>", floor, begin)
     return max(start, opening + len("<answer>") if opening >= 0 else 0)
 
 
-def in_context(text: str, span: tuple[int, int, int, int]) -> str:
+def in_context(text: str, span: tuple[int, int, int, int], pairs: dict[int, int] | None = None,
+               enclosing: int | None = -1) -> str:
     """The box's content, with what is written against it (a reader does not see a box alone):
     the command whose argument it is (``\\cancel{\\boxed{42}}``, ``\\frac{1}{\\boxed{42}}``), a sign,
     relation or digit before it (``-\\boxed{42}``, ``x \\neq \\boxed{42}``, ``4\\boxed{2}``) and a
     power, factorial, digit or text after it (``\\boxed{4}^2``, ``\\boxed{42}\\text{ is wrong}``).
     The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42."""
     start, first, last, finish = span
-    begin, end = context_bounds(text, span)
+    begin, end = context_bounds(text, span, pairs, enclosing)
     if (begin, end) == (start, finish):
         return text[first:last]
     return text[begin:start] + "{" + text[first:last] + "}" + text[finish:end]
 
 
-def context_bounds(text: str, span: tuple[int, int, int, int]) -> tuple[int, int]:
-    """Where the formula a box stands in begins and ends (see :func:`in_context`)."""
+def context_bounds(text: str, span: tuple[int, int, int, int], pairs: dict[int, int] | None = None,
+                   enclosing: int | None = -1) -> tuple[int, int]:
+    """Where the formula a box stands in begins and ends (see :func:`in_context`); ``enclosing``
+    is the outermost brace open around the box when the caller knows it (-1: find it here)."""
     start, _, _, finish = span
-    pairs = _brace_pairs(text)
+    if pairs is None:
+        pairs = _brace_pairs(text)
+    if enclosing == -1:
+        enclosing = _outermost_enclosing(text, pairs, [start])[0]
     begin, end = start, finish
-    enclosing = [(o, c) for o, c in pairs.items() if o < begin and c >= end]
-    if enclosing:
-        outer_open, outer_close = min(enclosing)
-        begin, end = _command_head(text, outer_open, pairs), outer_close + 1
-    return _left_context(text, begin, pairs), _right_context(text, end, pairs)
-
-
-def _command_head(text: str, opening: int, pairs: dict[int, int]) -> int:
-    """Start of the command whose (last) argument opens at ``opening`` (``\\frac{1}{`` for ``\\frac{1}{x}``)."""
     closers = {c: o for o, c in pairs.items()}
+    if enclosing is not None:
+        begin, end = _command_head(text, enclosing, pairs, closers), pairs[enclosing] + 1
+    return _left_context(text, begin, pairs, closers), _right_context(text, end, pairs)
+
+
+_COMMAND_BEFORE: Final = re.compile(r"\\[A-Za-z]+\*?\s*$")
+_COMMAND_AT: Final = re.compile(r"\\([A-Za-z]+\*?|.)")
+_NOT_EQUALS_BEFORE: Final = re.compile(r"\\not\s*=$")
+_WORD_BEFORE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.")
+
+
+def _command_head(text: str, opening: int, pairs: dict[int, int], closers: dict[int, int] | None = None) -> int:
+    """Start of the command whose (last) argument opens at ``opening`` (``\\frac{1}{`` for ``\\frac{1}{x}``)."""
+    if closers is None:
+        closers = {c: o for o, c in pairs.items()}
+    floor = max(0, opening - CONTEXT_WINDOW)
     index = opening
-    while index > 0 and text[index - 1] in "}]":
+    while index > floor and text[index - 1] in "}]":
         if text[index - 1] == "}" and (index - 1) in closers:
             index = closers[index - 1]
         elif text[index - 1] == "]":
-            bracket = text.rfind("[", 0, index - 1)
+            bracket = text.rfind("[", floor, index - 1)
             if bracket < 0:
                 break
             index = bracket
         else:
             break
-    name = re.search(r"\\[A-Za-z]+\*?\s*$", text[:index])
+    name = _COMMAND_BEFORE.search(text, max(floor, index - 256), index)
     return name.start() if name else index
 
 
-def _left_context(text: str, begin: int, pairs: dict[int, int]) -> int:
-    while begin > 0:
-        before = text[:begin]
-        stripped = _LEFT_LAYOUT.sub("", before)
-        spaced = len(stripped) != len(before)
-        if not stripped:
-            return begin
-        last = stripped[-1]
-        command = re.search(r"\\([A-Za-z]+)$", stripped)
-        if command:
-            if command.group(1) in _LEFT_BOUNDARY_COMMANDS:
+def _layout_start(text: str, floor: int, begin: int) -> int:
+    """Where the spaces, ``~``, ``$`` and thin spaces (``\\,``) just before ``begin`` start."""
+    index = begin
+    while index > floor:
+        char = text[index - 1]
+        if char in " \t~$":
+            index -= 1
+        elif char in ",;:!" and index - 2 >= floor and text[index - 2] == "\\":
+            index -= 2
+        else:
+            break
+    return index
+
+
+def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[int, int] | None = None) -> int:
+    """Where what is written against a box (or the command around it) begins, reading left; no
+    further back than :data:`CONTEXT_WINDOW` (a formula that runs further is taken whole up to there)."""
+    if closers is None:
+        closers = {c: o for o, c in pairs.items()}
+    floor = max(0, begin - CONTEXT_WINDOW)
+    while begin > floor:
+        kept = _layout_start(text, floor, begin)
+        spaced = kept != begin
+        if kept == floor:
+            return begin if floor == 0 else floor
+        last = text[kept - 1]
+        letters = kept
+        while letters > floor and text[letters - 1].isascii() and text[letters - 1].isalpha():
+            letters -= 1
+        if letters < kept and letters > floor and text[letters - 1] == "\\":
+            if text[letters:kept] in _LEFT_BOUNDARY_COMMANDS:
                 return begin
-            begin = command.start()
+            begin = letters - 1
         elif last.isalnum() and not spaced:
-            word = re.search(r"[A-Za-z0-9.]+$", stripped)
-            begin = word.start() if word else len(stripped) - 1
+            word = kept
+            while word > floor and text[word - 1] in _WORD_BEFORE:
+                word -= 1
+            begin = word if word < kept else kept - 1
         elif last in _SPACED_LEFT or (last in _GLUED_LEFT and not spaced):
-            begin = len(stripped) - 1
-        elif last == "=" and (negated := re.search(r"\\not\s*=$", stripped)):
+            begin = kept - 1
+        elif last == "=" and (negated := _NOT_EQUALS_BEFORE.search(text, max(floor, kept - 64), kept)):
             begin = negated.start()
-        elif last == "}" and not spaced and (len(stripped) - 1) in {c for c in pairs.values()}:
-            opening = next(o for o, c in pairs.items() if c == len(stripped) - 1)
-            begin = _command_head(text, opening, pairs)
+        elif last == "}" and not spaced and (kept - 1) in closers:
+            begin = _command_head(text, closers[kept - 1], pairs, closers)
         else:
             return begin
     return begin
 
 
 def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
-    while end < len(text):
-        spacing = _SPACING.match(text, end)
+    """Where what is written against a box ends, reading right; no further than
+    :data:`CONTEXT_WINDOW` (a formula that runs further is taken whole up to there)."""
+    ceiling = min(len(text), end + CONTEXT_WINDOW)
+    while end < ceiling:
+        spacing = _SPACING.match(text, end, ceiling)
         after = spacing.end() if spacing else end
         if after >= len(text) or text[after] == "\n":
             return end
+        if after >= ceiling:
+            return ceiling
         char = text[after]
-        command = re.match(r"\\([A-Za-z]+\*?|.)", text[after:])
+        command = _COMMAND_AT.match(text, after, ceiling)
         if command:
             if command.group(1) in _RIGHT_BOUNDARY_COMMANDS:
                 return end
-            end = after + command.end()
-            while end < len(text) and text[end] in "{[":
+            end = command.end()
+            while end < ceiling and text[end] in "{[":
                 if text[end] == "{" and end in pairs:
                     end = pairs[end] + 1
-                elif text[end] == "[" and "]" in text[end:]:
-                    end = text.index("]", end) + 1
+                elif text[end] == "[" and (bracket := text.find("]", end, ceiling)) >= 0:
+                    end = bracket + 1
                 else:
                     break
         elif char in _SPACED_RIGHT or char.isdigit() or (after == end and (char in _GLUED_RIGHT or char.isalnum())):
             end = after + 1
+            if char.isalnum():  # the rest of a glued word or number at once, not a character a turn
+                while end < ceiling and text[end].isalnum():
+                    end += 1
         elif after == end and char == "." and text[after + 1 : after + 2] in _DIGITS_OR_DOT:
             end = after + 1  # 4.2 after \boxed{4}, or an ellipsis
         else:
             return end
-    return end
+    return min(end, len(text))
 

@@ -125,3 +125,32 @@ def test_generated_members_of_each_class_never_score_one(name: str, index: int, 
     mutant = OPERATORS[name](gold, random.Random(seed))
     if mutant is not None:
         assert grade_mutant(OPERATORS[name], mutant, gold).score == 0.0, mutant
+
+
+HOSTILE = {
+    "a word without end after the box": "The answer is \\boxed{42}" + "x" * 300_000,
+    "many boxes": "\\boxed{42} " * 30_000,
+    "a run of dollars around the box": "$" * 300_000 + "x\\boxed{42}" + "$" * 300_000,
+    "opened formulas": "\\(" * 150_000 + "\\boxed{42}",
+    "a run of signs": "-" * 300_000 + "\\boxed{42}",
+    "unclosed tags": "<a" * 150_000 + "\\boxed{42}",
+    "spaces around a letter": " " * 300_000 + "x" + " " * 300_000 + "\\boxed{42}",
+    "unbalanced braces": "{" * 300_000 + "\\boxed{42}" + "}" * 300_000,
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_replies_of_a_megabyte_are_read_in_one_pass_and_never_score(name: str) -> None:
+    """Reading a box's formula and sentence looks at most CONTEXT_WINDOW characters each side, and
+    more than MAX_FINAL_BOXES boxes is no answer: these replies finish (linear, not quadratic) and
+    none of them is read as 42."""
+    assert _reply_score(HOSTILE[name]) == 0.0
+
+
+def test_more_boxes_than_a_reader_can_take_are_no_answer() -> None:
+    """65 equal boxes in the final region are not read one by one: the answer is text equal to no gold."""
+    from handlers.grading.extraction import MAX_FINAL_BOXES, TOO_MANY_BOXES
+
+    assert extract_final_answer("\\boxed{42} " * (MAX_FINAL_BOXES + 1)) == TOO_MANY_BOXES
+    assert _reply_score("\\boxed{42} " * (MAX_FINAL_BOXES + 1)) == 0.0
+    assert _reply_score("\\boxed{42} " * MAX_FINAL_BOXES) == 1.0
