@@ -86,11 +86,16 @@ def _accept_config_after_command(sub: Any) -> None:
         ("--log-json", {"action": "store_true", "help": "log JSON lines (as the global --log-json)"}),
         ("--log-level", {"type": _log_level, "help": "debug, info, warning or error (as the global --log-level)"}),
     ]
-    for command in sub.choices.values():
+    commands = list(sub.choices.values())
+    while commands:
+        command = commands.pop()
         taken = {flag for action in command._actions for flag in action.option_strings}
         for flag, options in global_flags:
             if flag not in taken:
                 command.add_argument(flag, default=argparse.SUPPRESS, **options)
+        for action in command._actions:  # and after an action's name: ``apollo streams ensure --nats-url U``
+            if isinstance(action, argparse._SubParsersAction):
+                commands.extend(action.choices.values())
 
 
 def _log_level(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from collections.abc import Sequence
 
 
@@ -17,8 +18,21 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     args, extras = parser.parse_known_args(argv)
     if extras:
         owner = _subcommands(parser).get(getattr(args, "command", None) or "", parser)
+        owner = _action_given(owner, argv, extras)
         owner.error(f"unrecognized arguments: {' '.join(extras)}{_suggestions(owner, extras)}")
     return args
+
+
+def _action_given(owner: argparse.ArgumentParser, argv: Sequence[str] | None,
+                  extras: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the action named after the command (``streams ensure``, ``rag query``), if one was."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if word not in extras]
+    while actions := _subcommands(owner):
+        given = next((word for word in words if word in actions), None)
+        if given is None:
+            return owner
+        owner = actions[given]
+    return owner
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -36,6 +50,6 @@ def _suggestions(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
         if not extra.startswith("-"):
             continue
         close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=1, cutoff=0.6)
-        if close:
+        if close and close[0] != extra.split("=", 1)[0]:  # the flag itself, misplaced, is no typo
             meant.append(close[0])
     return f" (did you mean {', '.join(dict.fromkeys(meant))}?)" if meant else ""

@@ -40,3 +40,27 @@ def test_a_wrong_config_value_is_named_by_the_users_key(tmp_path: Path, config: 
     code, out, err = apollo(tmp_path / "data", "--config", str(path), "runs")
     assert code == 1 and out == ""
     assert err.strip().splitlines() == [f"apollo: error: invalid config: {said}"]
+
+
+@pytest.mark.parametrize("args", [
+    ["streams", "ensure", "--nats-url", "nats://127.0.0.1:1"],
+    ["sandbox", "run", "-c", "print(1)", "--nats-url", "nats://127.0.0.1:1"],
+    ["model", "serve", "/nonexistent/nope.gguf", "--port", "0", "--nats-url", "nats://127.0.0.1:1"],
+])
+def test_global_flags_work_after_a_commands_action_too(tmp_path: Path, args: list[str]) -> None:
+    """`apollo streams ensure --nats-url U` is `apollo --nats-url U streams ensure`: the flag is taken, not refused."""
+    code, _, err = apollo(tmp_path / "data", *args[:-2], "--log-level", "error", *args[-2:])
+    assert "unrecognized arguments" not in err, err[-2000:]
+    if args[0] == "streams":  # the URL given after the action is the one tried
+        assert code == 1 and "nats://127.0.0.1:1" in err
+
+
+def test_a_mistyped_flag_after_an_action_gets_that_actions_usage_and_never_itself_as_a_suggestion(
+    tmp_path: Path,
+) -> None:
+    """A typo after `streams ensure` is refused by `apollo streams ensure`, suggesting its own flag."""
+    code, out, err = apollo(tmp_path / "data", "streams", "ensure", "--replcas", "3")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: apollo streams ensure ")
+    assert err.strip().splitlines()[-1] == ("apollo streams ensure: error: unrecognized arguments: --replcas 3 "
+                                            "(did you mean --replicas?)")
