@@ -100,23 +100,22 @@ def _outermost_enclosing(text: str, pairs: dict[int, int], starts: list[int]) ->
     """For each position in ``starts`` (ascending), the outermost balanced ``{`` open there, in one pass."""
     found: list[int | None] = []
     stack: list[int] = []
+    balanced: list[int] = []  # the balanced braces of ``stack``, outermost first
     wanted = iter(starts)
     target = next(wanted, None)
-    i = 0
-    while target is not None:
-        if i == target:
-            found.append(next((o for o in stack if o in pairs), None))
+    for token in _BRACE_TOKENS.finditer(text):
+        while target is not None and token.start() >= target:
+            found.append(balanced[0] if balanced else None)
             target = next(wanted, None)
-            continue
-        char = text[i] if i < len(text) else ""
-        if char == "\\":
-            i += 2
-            continue
-        if char == "{":
-            stack.append(i)
-        elif char == "}" and stack:
-            stack.pop()
-        i += 1
+        if target is None:
+            break
+        if token.group() == "{":
+            stack.append(token.start())
+            if token.start() in pairs:
+                balanced.append(token.start())
+        elif token.group() == "}" and stack and stack.pop() == (balanced[-1] if balanced else None):
+            balanced.pop()
+    found.extend(balanced[0] if balanced else None for _ in range(len(starts) - len(found)))
     return found
 
 
@@ -202,21 +201,19 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
+_BRACE_TOKENS: Final = re.compile(r"\\.|[{}]", re.DOTALL)
+"""A brace, or an escaped character (``\\{`` is content, not structure), found by the regex engine."""
+
+
 def _brace_pairs(text: str) -> dict[int, int]:
     """Map each balanced ``{`` to its ``}`` in one pass (linear even for hostile input)."""
     pairs: dict[int, int] = {}
     stack: list[int] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "{":
-            stack.append(i)
-        elif char == "}" and stack:
-            pairs[stack.pop()] = i
-        i += 1
+    for token in _BRACE_TOKENS.finditer(text):
+        if token.group() == "{":
+            stack.append(token.start())
+        elif token.group() == "}" and stack:
+            pairs[stack.pop()] = token.start()
     return pairs
 
 

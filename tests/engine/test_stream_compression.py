@@ -15,13 +15,18 @@ from engine.nats.streams import Definitions
 pytestmark = pytest.mark.nats
 
 
-async def test_a_new_stream_is_created_with_s2_compression(nats_server: NatsServerProcess) -> None:
-    """Starting on an empty server creates the stream compressed."""
-    log = await JetStreamEventLog.connect(nats_server.url, manage_streams=True)
+async def _stream_after_start(url: str) -> api.StreamInfo:
+    """The stream as an engine start (which manages the streams) leaves it."""
+    log = await JetStreamEventLog.connect(url, manage_streams=True)
     try:
-        info = await log.js.stream_info(log.stream)
+        return await log.js.stream_info(log.stream)
     finally:
         await log.close()
+
+
+async def test_a_new_stream_is_created_with_s2_compression(nats_server: NatsServerProcess) -> None:
+    """Starting on an empty server creates the stream compressed."""
+    info = await _stream_after_start(nats_server.url)
     assert info.config.compression == api.StoreCompression.S2
 
 
@@ -37,11 +42,7 @@ async def test_a_stream_created_uncompressed_is_switched_to_s2_by_the_next_start
         await js.publish("apollo.run.before.problem.submitted", b"{}")
     finally:
         await client.close()
-    log = await JetStreamEventLog.connect(nats_server.url, manage_streams=True)
-    try:
-        info = await log.js.stream_info(log.stream)
-    finally:
-        await log.close()
+    info = await _stream_after_start(nats_server.url)
     assert info.config.compression == api.StoreCompression.S2
     assert info.state.messages == 1
 

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,31 +20,18 @@ from engine.app.operations import submission, submit
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.publisher import PublishRefused
-from engine.nats.server import NatsServerProcess
 from engine.nats.transient import retrying
 from engine.testing.event_builders import submitted
 from events.run import RunCompleted
 from replay.verify import verify_run
 from tests.deploy.processes import REPO, assert_recorded_once, spawn_worker, wait_finished, wait_pulling
 from tests.integration.test_worker_crash import DEMO
-from tests.support.cluster import cluster_nodes, cluster_url, connect_when_ready, node_named
+from tests.support.cluster import cluster_url, connect_when_ready, node_named
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(240)]
 
 QUESTION = "What is 6 times 7?"
 """The scripted demo model answers it with one python call, then the answer: several decisions per run."""
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[list[NatsServerProcess]]:
-    nodes = cluster_nodes(tmp_path)
-    try:
-        for node in nodes:
-            node.start()
-        yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 async def test_runs_replay_deterministic_after_the_stream_leader_is_killed(cluster, tmp_path: Path) -> None:

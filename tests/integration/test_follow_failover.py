@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -13,24 +11,12 @@ from engine.nats.server import NatsServerProcess
 from engine.nats.transient import retrying
 from engine.testing.event_builders import started, submitted
 from events.subjects import run_filter
-from tests.support.cluster import cluster_nodes, cluster_url, connect_when_ready, node_named
+from tests.support.cluster import cluster_url, connect_when_ready, node_named
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow, pytest.mark.timeout(240)]
 
 WAIT_S = 90.0
 """A guard against a hang only: an election and a consumer made again take seconds."""
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[list[NatsServerProcess]]:
-    nodes = cluster_nodes(tmp_path)
-    try:
-        for node in nodes:
-            node.start()
-        yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 async def _consumer_host(log: JetStreamEventLog, run_id: str) -> str:
