@@ -52,16 +52,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                            ctx_per_slot=args.ctx, parallel=args.parallel,
                            lora=tuple(Path(p) for p in args.lora), threads=args.threads or default_threads())
     server = start(options)
-    print(server.base_url)
-    print(f"model {options.alias!r} ({gguf}): context {options.ctx_per_slot} tokens per request, "
-          f"{options.parallel} request(s) at once, {options.threads} CPU thread(s)")
-    print(f"try: apollo solve 'What is 2 + 3?' --answer 5 --model {options.alias} --model-url {server.base_url}")
-    print("Ctrl-C to stop", flush=True)
-    try:
-        threading.Event().wait()
+    never = threading.Event()
+    try:  # a Ctrl-C from here on stops the server it started, however soon it comes
+        print(server.base_url)
+        print(f"model {options.alias!r} ({gguf}): context {options.ctx_per_slot} tokens per request, "
+              f"{options.parallel} request(s) at once, {options.threads} CPU thread(s)")
+        # a small model on a CPU: replies of 256 tokens keep a 4-step solve under a minute (about 66 s with
+        # the default, half the context per request, on a 2-core host)
+        print(f"try: apollo solve 'What is 2 + 3?' --answer 5 --model {options.alias} --model-url "
+              f"{server.base_url} --max-tokens 256")
+        print("Ctrl-C to stop", flush=True)
+        # Polled: a Ctrl-C or SIGTERM the kernel hands to one of llama.cpp's threads wakes no blocked main
+        # thread, and an endless wait would never see it (the command then ignored SIGTERM now and then).
+        while not never.wait(0.2):
+            pass
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
-    del server
+    finally:
+        del server
     return 0
 
 
