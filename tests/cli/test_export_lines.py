@@ -41,3 +41,15 @@ def test_multi_turn_rows_keep_a_reply_and_the_next_observation_apart(tmp_path: P
     [row] = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert row["response"] == ("<python_code>print(1)</python_code>\n\nCode output: 1\n\n"
                                "<answer>\\boxed{1}</answer>")
+
+
+def test_trajectories_of_many_runs_never_regraded_make_one_line_naming_how_many_runs(tmp_path: Path) -> None:
+    """The same skip reason for three runs is one line (`apollo regrade RUN`, 3 runs), not a line per run."""
+    events = _events_file(tmp_path / "events.jsonl", [trajectory("g", index, reward=1.0) for index in range(3)])
+    code, out, err = apollo(tmp_path / "data", "export", "--events", str(events), "--reward-source", "regraded",
+                            "--format", "jsonl", "--out", str(tmp_path / "regraded.jsonl"))
+    assert code == 0, err[-2000:]
+    assert json.loads(out)["skipped"] == 3
+    lines = [line for line in err.splitlines() if line.startswith("apollo export: skipped")]
+    assert lines == ["apollo export: skipped 3 trajectories: never regraded (run `apollo regrade RUN` first; "
+                     "ground_truth keeps the original grade) (3 runs) (e.g. traj-g-0 of run run-g-0)"]
