@@ -606,6 +606,7 @@ def _scripted_check(role: str, model: str) -> Check:
 async def _why_unusable(model: str, base_url: str, api_key: str, timeout: float) -> str | None:
     """The line `solve` and `run` refuse the endpoint with (a refused connection called refused, a URL
     that names no chat server said so), or None when their probe passes."""
+    # deferred: the probe imports the openai SDK, only for an endpoint that failed the listing
     from engine.models.probe import ProbeFailed, probe_endpoint
 
     try:
