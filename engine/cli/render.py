@@ -12,7 +12,7 @@ from typing import Any
 
 from events.base import Event, tag_of
 from events.episode import AnswerGraded, AnswerRegraded, EpisodeEnded, TrajectorySealed
-from events.evolve import RoundCompleted
+from events.evolve import MemoryWritten, RoundCompleted, RoundStarted, VerdictReached, VerifierReported
 from events.model import ModelCallFailed, ModelCallRequested, ModelResponded
 from events.policy import PolicyActivated, PolicyUpdated, PolicyUpdateFailed, RolloutDiscarded, RolloutTrained
 from events.record import Recorded
@@ -76,6 +76,25 @@ def summary(event: Event, width: int = 100) -> str:
             vote = "" if event.vote is None else f", vote {event.vote:g}"
             reward = f"reward {event.reward:g}" if event.graded else "ungraded"
             return f"trajectory sealed{who}: {len(event.turns)} turns, {reward}{vote}"
+        case RoundStarted():
+            branch = f" [{event.branch}]" if event.branch else ""
+            return f"round {event.round}{branch} started ({len(event.memory_entries)} memory entries shown)"
+        case VerifierReported():
+            branch = f" [{event.branch}]" if event.branch else ""
+            judged = {1: "approves", 0: "rejects"}.get(event.judgment, f"judgment {event.judgment}")
+            invalid = "" if event.valid else f" (invalid report: {event.reason})"
+            retries = f", after {event.retries} retries" if event.retries else ""
+            return f"round {event.round}{branch}: verifier {event.verifier} {judged}{invalid}{retries}"
+        case VerdictReached():
+            branch = f" [{event.branch}]" if event.branch else ""
+            tie = f", a tie broken by {event.tie_rule}" if event.tie else ""
+            return (f"round {event.round}{branch}: verdict {event.majority} "
+                    f"({event.approvals}/{len(event.judgments)} approve{tie})")
+        case MemoryWritten():
+            entry = event.entry
+            branch = f" [{entry.branch}]" if entry.branch else ""
+            score = "" if entry.score is None else f", score {entry.score:g}"
+            return f"memory {event.memory}: round {entry.round}{branch} solution, {answer_phrase(entry.answer)}{score}"
         case RoundCompleted():
             branch = f" [{event.branch}]" if event.branch else ""
             verdict = "-" if event.majority is None else f"{event.majority} ({event.approvals}/{event.verifiers})"

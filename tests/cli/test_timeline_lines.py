@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from engine.cli.runs import timeline_lines
 from events.record import Unreadable
 from events.run import RunStarted
+from tests.cli.support import DATASET, ROOT, apollo
 from tests.evolve.support import RoleModel, run_evolve_records, standard_reply
 from tests.replay.support import golden
 
@@ -56,3 +62,24 @@ async def test_sealed_trajectories_say_whose_they_are_and_their_vote() -> None:
     sealed = [summary(r.event) for r in records if isinstance(r.event, TrajectorySealed)]
     assert any(line.startswith("trajectory sealed (verifier 0):") and "vote" in line for line in sealed)
     assert any(line.startswith("trajectory sealed:") and "reward" in line for line in sealed)
+
+
+def test_apollo_show_says_what_each_evolve_event_means_not_only_its_type(tmp_path: Path) -> None:
+    """`apollo show` of an evolve run: round starts, verifier reports, verdicts and memory writes say what happened."""
+    if not DATASET.exists():
+        pytest.skip(f"{DATASET} is not here")
+    data = tmp_path / "data"
+    code, out, err = apollo(data, "run", "--workflow", "evolve", "--config",
+                            str(ROOT / "examples" / "configs" / "evolve_single.yaml"), "--dataset", str(DATASET),
+                            "--limit", "1", "--json")
+    assert code == 0, err[-2000:]
+    code, out, err = apollo(data, "runs", "--json")
+    [run] = json.loads(out)
+    code, out, err = apollo(data, "show", run["run_id"])
+    assert code == 0, err[-2000:]
+    rows = [line.split(None, 4) for line in out.splitlines()]
+    bare = [row[3] for row in rows if len(row) < 5 or row[4].strip() == row[3]]
+    assert bare == []
+    verifiers = [row[4] for row in rows if row[3] == "verifier.reported"]
+    assert verifiers and all(text.startswith("round ") and "verifier" in text for text in verifiers)
+    assert any(row[3] == "verdict.reached" and "approve" in row[4] for row in rows)
