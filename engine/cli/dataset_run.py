@@ -377,7 +377,7 @@ def _report(
         if evolved:
             print(f"\n{render(evolved)}\nrounds: {out.with_name(out.stem + '-rounds.jsonl')}"
                   f"\nbranches: {out.with_name(out.stem + '-branches.jsonl')}")
-        print(f"\nresults: {out}  ({len(rows)} runs, settings digest {digest})")
+        print(f"\nresults: {out}  ({len(rows)} run{'' if len(rows) == 1 else 's'}, settings digest {digest})")
     if incomplete:
         for line in render_reasons(reasons, len(histories)):
             print(f"apollo run: {line}" if not line.startswith(" ") else line, file=sys.stderr)

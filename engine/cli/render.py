@@ -69,13 +69,14 @@ def summary(event: Event, width: int = 100) -> str:
                     f"{event.old_score:g} by {event.old_grader} -> {event.new_score:g} by {event.grader} "
                     f"{event.grader_version}")
         case EpisodeEnded():
-            counts = f"{event.steps} steps, {event.invalid_turns} invalid"
+            counts = f"{event.steps} step{'' if event.steps == 1 else 's'}, {event.invalid_turns} invalid"
             return f"episode ended: {event.done_reason}, reward {event.reward:g}, {counts}"
         case TrajectorySealed():
             who = "" if event.role == "policy" else f" ({event.role} {event.verifier})"
             vote = "" if event.vote is None else f", vote {event.vote:g}"
             reward = f"reward {event.reward:g}" if event.graded else "ungraded"
-            return f"trajectory sealed{who}: {len(event.turns)} turns, {reward}{vote}"
+            turns = f"{len(event.turns)} turn{'' if len(event.turns) == 1 else 's'}"
+            return f"trajectory sealed{who}: {turns}, {reward}{vote}"
         case RoundStarted():
             branch = f" [{event.branch}]" if event.branch else ""
             return f"round {event.round}{branch} started ({len(event.memory_entries)} memory entries shown)"

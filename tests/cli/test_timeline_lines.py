@@ -83,3 +83,22 @@ def test_apollo_show_says_what_each_evolve_event_means_not_only_its_type(tmp_pat
     verifiers = [row[4] for row in rows if row[3] == "verifier.reported"]
     assert verifiers and all(text.startswith("round ") and "verifier" in text for text in verifiers)
     assert any(row[3] == "verdict.reached" and "approve" in row[4] for row in rows)
+
+
+def test_a_one_step_episode_reads_1_step_and_1_turn_and_a_one_run_dataset_1_run(tmp_path: Path) -> None:
+    """A reply that answers at once: `show` says '1 step' and '1 turn', `run` says '(1 run, ...)', never '1 steps'."""
+    script = tmp_path / "answer.json"
+    script.write_text(json.dumps({"rules": [{"reply": "<answer>\\boxed{5}</answer>"}]}))
+    dataset = tmp_path / "one.jsonl"
+    dataset.write_text(json.dumps({"id": "a", "problem": "What is 2 + 3?", "answer": "5"}) + "\n")
+    data = tmp_path / "data"
+    code, out, err = apollo(data, "run", "--dataset", str(dataset), "--model", f"scripted:{script}")
+    assert code == 0, err[-2000:]
+    assert "(1 run, settings digest " in out
+    code, out, err = apollo(data, "runs", "--json")
+    [run] = json.loads(out)
+    code, out, err = apollo(data, "show", run["run_id"])
+    assert code == 0, err[-2000:]
+    assert "episode ended: answer, reward 1, 1 step, 0 invalid" in out
+    assert "trajectory sealed: 1 turn, reward 1" in out
+    assert "1 steps" not in out and "1 turns" not in out
