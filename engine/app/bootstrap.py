@@ -19,7 +19,7 @@ from engine.nats.security import ClientSecurity
 from engine.nats.server import NatsServerProcess, embedded_secret
 from engine.plugins import RegistryGrader, check_settings, load_plugins, resolve_run_settings
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
-from engine.runtime.engine_state import clear_state, live_engine_url, write_state
+from engine.runtime.engine_state import EngineState, clear_state, live_engine, live_engine_url, write_state
 from engine.tools.registry import ToolRegistry
 from handlers.context import Services
 from handlers.ports import ModelClient
@@ -90,13 +90,16 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
             unreachable.
     """
     load_plugins(settings)  # a bad plugin stops every command before anything starts
-    url = settings.nats.url or running_engine_url(settings)
+    running = None if settings.nats.url else live_engine(default_data_dir(settings))
+    if running is not None and not running.shared and not quiet:
+        raise ConnectError(_private_server_message(settings, running))
+    url = settings.nats.url or (running.url if running is not None else None)
     server = None
     if url is None:
         if not start_server:
             msg = "no apollo engine is running: start one with `apollo up` (or set APOLLO_NATS_URL)"
             raise ConnectError(msg)
-        server = start_embedded_server(settings, quiet=quiet)
+        server = start_embedded_server(settings, quiet=quiet, shared=manage_streams)
         url = server.url
     try:
         event_log = await JetStreamEventLog.connect(
@@ -117,18 +120,27 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
     return Runtime(settings=settings, log=event_log, server=server)
 
 
-def start_embedded_server(settings: Settings, *, quiet: bool = False) -> NatsServerProcess:
+def _private_server_message(settings: Settings, running: EngineState) -> str:
+    """Why a command that needs workers does not use another command's private server."""
+    return (f"another apollo command (pid {running.owner_pid}) is using the NATS server of "
+            f"{default_data_dir(settings)} privately, with its own workers, and stops it when it ends: "
+            "wait for that command to finish, or start the engine with `apollo up` so that commands share it")
+
+
+def start_embedded_server(settings: Settings, *, quiet: bool = False, shared: bool = False) -> NatsServerProcess:
     """Start nats-server on a free loopback port over the persistent store dir.
 
     The server ends with this process however it ends (SIGKILL included): it gets
-    SIGTERM from the kernel when its parent dies.
+    SIGTERM from the kernel when its parent dies. ``shared`` marks it as an engine's
+    (`apollo up`) in the state file; a command's private server is not offered to commands
+    that need workers, since it ends with the command.
     """
     data_dir = default_data_dir(settings)
     store = Path(settings.nats.store_dir).expanduser() if settings.nats.store_dir else data_dir / "nats"
     server = NatsServerProcess(store_dir=store, fsync_always=settings.nats.fsync_always,
                                token=embedded_secret(data_dir, create=True), die_with_parent=True).start()
     write_state(data_dir, url=server.url, server_pid=server.process.pid if server.process else None,
-                store_dir=store)
+                store_dir=store, shared=shared)
     (log.debug if quiet else log.info)("embedded_server_started", url=server.url, store_dir=str(store))
     return server
 

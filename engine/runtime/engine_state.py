@@ -38,6 +38,9 @@ class EngineState:
     url: str
     owner_pid: int | None
     server_pid: int | None
+    shared: bool = True
+    """Whether the server is an engine's (`apollo up`) that any command may use, or another
+    command's private one, which stops when that command ends."""
 
     @property
     def owner_alive(self) -> bool:
@@ -49,9 +52,10 @@ class EngineState:
         return self.server_pid is not None and running(self.server_pid) and _is_nats_server(self.server_pid)
 
 
-def write_state(data_dir: Path, *, url: str, server_pid: int | None, store_dir: Path) -> None:
+def write_state(data_dir: Path, *, url: str, server_pid: int | None, store_dir: Path, shared: bool = True) -> None:
+    """Record this process's server; ``shared`` is false for a command's private server."""
     state = {"url": url, "pid": os.getpid(), "server_pid": server_pid, "store_dir": str(store_dir),
-             "started_at": time.time()}
+             "started_at": time.time(), "shared": shared}
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / STATE_FILE).write_text(json.dumps(state))
 
@@ -66,7 +70,8 @@ def read_state(data_dir: Path) -> EngineState | None:
         return None
     owner, server = raw.get("pid"), raw.get("server_pid")
     return EngineState(url=raw["url"], owner_pid=owner if isinstance(owner, int) else None,
-                       server_pid=server if isinstance(server, int) else None)
+                       server_pid=server if isinstance(server, int) else None,
+                       shared=raw.get("shared", True) is not False)
 
 
 def clear_state(data_dir: Path, server_pid: int | None) -> None:
@@ -78,7 +83,14 @@ def clear_state(data_dir: Path, server_pid: int | None) -> None:
 
 
 def live_engine_url(data_dir: Path) -> str | None:
-    """URL of the engine a live apollo process runs here; a dead one is cleaned up first.
+    """URL of the engine a live apollo process runs here; a dead one is cleaned up first."""
+    state = live_engine(data_dir)
+    return state.url if state is not None else None
+
+
+def live_engine(data_dir: Path) -> EngineState | None:
+    """The server a live apollo process runs here (an engine's or a command's private one);
+    a dead one is cleaned up first.
 
     Live means the owning apollo process and its nats-server both exist: the owner runs
     the in-process worker, so without it nothing would take the work.
@@ -87,7 +99,7 @@ def live_engine_url(data_dir: Path) -> str | None:
     if state is None:
         return None
     if state.owner_alive and state.server_alive:
-        return state.url
+        return state
     clean_up_dead_engine(data_dir, state)
     return None
 

@@ -67,3 +67,39 @@ def test_a_garbage_state_file_means_no_engine(tmp_path, content: str) -> None:
     (tmp_path / STATE_FILE).write_text(content)
     assert read_state(tmp_path) is None
     assert live_engine_url(tmp_path) is None
+
+
+def test_a_commands_private_server_is_recorded_as_not_shared(tmp_path) -> None:
+    """A command's own server is marked private in the state file; an engine's (and an old file's) is shared."""
+    with NatsServerProcess(store_dir=tmp_path / "nats") as server:
+        write_state(tmp_path, url=server.url, server_pid=server.process.pid, store_dir=tmp_path / "nats",
+                    shared=False)
+        state = read_state(tmp_path)
+        assert state is not None
+        assert state.shared is False
+    (tmp_path / STATE_FILE).write_text(json.dumps({"url": "nats://127.0.0.1:1", "pid": 1, "server_pid": 2}))
+    assert read_state(tmp_path).shared is True
+
+
+async def test_a_command_that_needs_workers_refuses_another_commands_private_server(tmp_path) -> None:
+    """`apollo run` beside a running `apollo solve` (no `apollo up`) says whose server it is and what
+    to do, instead of handing its runs to the solve's workers, which stop when the solve ends;
+    a command that only reads still uses it."""
+    from engine.app.bootstrap import open_runtime
+    from engine.config.settings import validate
+    from engine.errors import ConnectError
+
+    from engine.nats.jetstream import JetStreamEventLog
+
+    settings = validate({"data_dir": str(tmp_path)})
+    with NatsServerProcess(store_dir=tmp_path / "nats") as server:
+        await (await JetStreamEventLog.connect(server.url, manage_streams=True)).close()  # as the solve made it
+        write_state(tmp_path, url=server.url, server_pid=server.process.pid, store_dir=tmp_path / "nats",
+                    shared=False)
+        with pytest.raises(ConnectError, match="another apollo command .* `apollo up`"):
+            await open_runtime(settings, start_server=True)
+        reading = await open_runtime(settings, start_server=True, quiet=True)
+        try:
+            assert reading.server is None  # it joined the private server, starting none of its own
+        finally:
+            await reading.close()
