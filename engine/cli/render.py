@@ -177,7 +177,7 @@ _ROUND_EPISODE = re.compile(r"(?:^|:)r(\d+)\.")
 
 
 def _marked(event: Event) -> str:
-    """`` [CUT OFF at max_tokens] [RETRIED x1 after timeout]`` for a call that did not go plainly."""
+    """`` [CUT OFF at the token limit, 1024 tokens] [RETRIED x1 after timeout]`` for a call that did not go plainly."""
     return "".join(f" [{mark}]" for mark in call_marks(event))
 
 
