@@ -218,7 +218,10 @@ class JetStreamEventStore:
                     if seq > last:
                         finished = True
                         break
-                    record = await self.stored(seq, msg.subject, msg.data, msg.headers, unreadable)
+                    if msg.headers and PAYLOAD_HEADER in msg.headers:
+                        record = await self.stored(seq, msg.subject, msg.data, msg.headers, unreadable)
+                    else:  # the body is inline: no Object Store to ask, no coroutine per message
+                        record = stored_inline(seq, msg.subject, msg.data, unreadable)
                     if record is not None:
                         yield record
                     if seq >= last:
@@ -277,13 +280,9 @@ class JetStreamEventStore:
         try:
             body = await self.payloads.materialize(data, headers)
         except MISSING_PAYLOAD as exc:
-            found: Recorded | Unreadable | None = Unreadable(seq, subject, missing(exc))
-        else:
-            found = record_of(seq, subject, body)
-        if isinstance(found, Unreadable):
-            report_unreadable(found, unreadable)
+            report_unreadable(Unreadable(seq, subject, missing(exc)), unreadable)
             return None
-        return found
+        return stored_inline(seq, subject, body, unreadable)
 
     async def materialize(self, data: bytes, headers: dict[str, str] | None) -> bytes:
         """The real body of a message: fetched from the Object Store when it is a stub."""
@@ -327,3 +326,13 @@ class JetStreamEventStore:
         async with contextlib.aclosing(following.records()) as records:  # closed with this iterator, not later
             async for record in records:
                 yield record
+
+
+def stored_inline(seq: int, subject: str, data: bytes, unreadable: list[Unreadable] | None) -> Recorded | None:
+    """The record of a message whose body is inline (not offloaded), or ``None`` (reported when
+    it can never be read); what :meth:`JetStreamEventStore.stored` does without the Object Store."""
+    found = record_of(seq, subject, data)
+    if isinstance(found, Unreadable):
+        report_unreadable(found, unreadable)
+        return None
+    return found
