@@ -13,7 +13,6 @@ import pytest
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats.jetstream import JetStreamEventLog
 from engine.nats.server import NatsServerProcess, free_port
-from events.run import RunCompleted
 from tests.deploy.processes import assert_recorded_once, spawn_worker, submit, wait_finished, wait_pulling
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(240)]
@@ -80,9 +79,10 @@ async def test_losing_a_node_mid_run_loses_no_acknowledged_event(cluster, tmp_pa
                 for i in range(2)
             ]
             await wait_pulling(log.js, 2)
-            run_ids = [f"cluster-{i}" for i in range(10)]
+            run_ids = [f"cluster-{i}" for i in range(20)]
+            completed = await _completions(log)
             await submit(log, run_ids)
-            await _until_some_completed(log, run_ids, 2)
+            await _until_some_completed(completed, run_ids, 2)
             before = {record.event.event_id async for record in log.read_all()}
             leader = (await log.js.stream_info(log.stream)).cluster.leader
             [victim] = [node for i, node in enumerate(cluster) if f"node{i}" == leader]
@@ -113,14 +113,22 @@ async def _retrying(read: Callable[[], Awaitable[T]], attempts: int = 10) -> T:
     return await read()
 
 
-async def _until_some_completed(log: JetStreamEventLog, run_ids: list[str], count: int) -> None:
-    for _ in range(600):
-        done = 0
-        for run_id in run_ids:
-            records = await log.read_run(run_id)
-            done += any(isinstance(r.event, RunCompleted) for r in records)
-        if count <= done < len(run_ids):
+async def _completions(log: JetStreamEventLog) -> set[str]:
+    """Run ids whose run.completed is published from now on, as it happens (no polling read
+    that a loaded machine could starve while every run finishes)."""
+    completed: set[str] = set()
+
+    async def seen(msg) -> None:
+        completed.add(msg.subject.split(".")[2])
+
+    await log.nc.subscribe("apollo.run.*.run.completed", cb=seen)
+    return completed
+
+
+async def _until_some_completed(completed: set[str], run_ids: list[str], count: int) -> None:
+    for _ in range(12_000):
+        if len(completed) >= count:
+            assert len(completed) < len(run_ids), "every run finished before the node could be killed"
             return
-        assert done < len(run_ids), "every run finished before the node could be killed"
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)
     raise AssertionError("no run completed")
