@@ -88,7 +88,6 @@ async def test_a_command_that_needs_workers_refuses_another_commands_private_ser
     from engine.app.bootstrap import open_runtime
     from engine.config.settings import validate
     from engine.errors import ConnectError
-
     from engine.nats.jetstream import JetStreamEventLog
 
     settings = validate({"data_dir": str(tmp_path)})
@@ -96,7 +95,7 @@ async def test_a_command_that_needs_workers_refuses_another_commands_private_ser
         await (await JetStreamEventLog.connect(server.url, manage_streams=True)).close()  # as the solve made it
         write_state(tmp_path, url=server.url, server_pid=server.process.pid, store_dir=tmp_path / "nats",
                     shared=False)
-        with pytest.raises(ConnectError, match="another apollo command .* `apollo up`"):
+        with pytest.raises(ConnectError, match=r"another apollo command .* `apollo up`"):
             await open_runtime(settings, start_server=True)
         reading = await open_runtime(settings, start_server=True, quiet=True)
         try:
