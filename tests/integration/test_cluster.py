@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -12,8 +12,8 @@ import pytest
 
 from engine.models.fake_server import FakeOpenAIServer
 from engine.nats.jetstream import JetStreamEventLog
-from engine.nats.server import NatsServerProcess, free_port
 from tests.deploy.processes import assert_recorded_once, spawn_worker, submit, wait_finished, wait_pulling
+from tests.support.cluster import connect_when_ready
 
 pytestmark = [pytest.mark.nats, pytest.mark.timeout(240)]
 
@@ -21,52 +21,10 @@ ANSWER = "<answer>\\boxed{4}</answer>"
 T = TypeVar("T")
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[list[NatsServerProcess]]:
-    """Three nats-server processes routed to each other (cluster "apollo-test")."""
-    routes = [free_port() for _ in range(3)]
-    route_urls = ",".join(f"nats://127.0.0.1:{port}" for port in routes)
-    nodes = [
-        NatsServerProcess(
-            store_dir=tmp_path / f"node{i}",
-            extra_args=[
-                "--server_name",
-                f"node{i}",
-                "--cluster_name",
-                "apollo-test",
-                "--cluster",
-                f"nats://127.0.0.1:{routes[i]}",
-                "--routes",
-                route_urls,
-            ],
-        )
-        for i in range(3)
-    ]
-    try:
-        for node in nodes:
-            node.start()
-        yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
-
-
-async def _connect_when_ready(url: str, timeout: float = 60.0) -> JetStreamEventLog:
-    """The stream can be created once the cluster has elected a meta leader."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            return await JetStreamEventLog.connect(url, replicas=3)
-        except Exception:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.5)
-
-
 async def test_losing_a_node_mid_run_loses_no_acknowledged_event(cluster, tmp_path: Path) -> None:
     """Kill the stream leader during a dataset run: runs finish, every event stored before is still there."""
     seed = cluster[0].url
-    log = await _connect_when_ready(seed)
+    log = await connect_when_ready(seed)
     config = tmp_path / "worker.yaml"
     config.write_text("nats:\n  replicas: 3\n")
     workers = []
