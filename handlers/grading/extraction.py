@@ -260,10 +260,11 @@ _CLOSING_PHRASE: Final = re.compile(
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
 _DENYING: Final = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|"
-    r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|"
+    r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|old|former|"
     r"less|more|least|most|than|minus|negative|plus|times|twice|double|triple|half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|"
-    r"untrue|bogus|invalid|accura|suppos|alleg|reported|apparent|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
+    r"untrue|bogus|invalid|accura|suppos|alleg|reported|apparent|previous|earlier|original|initial|"
+    r"tentativ|prelim|candidate|possib|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
     r"percent|fraction|portion|multiple)\w*)\b",
     re.IGNORECASE,
 )

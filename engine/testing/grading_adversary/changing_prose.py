@@ -18,7 +18,8 @@ _SUBJECTS = ["", "The answer ", "It ", "The result ", "Our total ", "x "]
 _DENIALS = ["is not", "isn't", "is definitely not", "is never", "cannot be", "would not be", "was not",
             "doesn't equal", "is no longer", "is wrongly given as", "is incorrectly", "is mistakenly"]
 _SUPPOSITIONS = ["If it were", "Suppose it is", "Assuming the answer is", "Unless it is",
-                 "Were the total", "I doubt it is", "Maybe", "Perhaps it is", "Instead of"]
+                 "Were the total", "I doubt it is", "Maybe", "Perhaps it is", "Instead of", "The old answer was",
+                 "A possible answer is", "The answer could be", "My previous result was", "An initial guess is"]
 _MODIFIERS = ["at most", "at least", "more than", "less than", "about", "approximately", "nearly", "almost",
               "over", "under", "roughly", "minus", "negative", "twice", "half of", "double"]
 _AFTER = ["is wrong", "is incorrect", "is not the answer", "is false", "squared", "cubed", "thousand",
