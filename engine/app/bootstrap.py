@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +92,7 @@ async def open_runtime(settings: Settings, *, start_server: bool, manage_streams
     """
     load_plugins(settings)  # a bad plugin stops every command before anything starts
     running = None if settings.nats.url else live_engine(default_data_dir(settings))
-    if running is not None and not running.shared and not quiet:
+    if running is not None and not running.shared and not quiet and running.owner_pid != os.getpid():
         raise ConnectError(_private_server_message(settings, running))
     url = settings.nats.url or (running.url if running is not None else None)
     server = None

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -81,7 +82,19 @@ def test_a_commands_private_server_is_recorded_as_not_shared(tmp_path) -> None:
     assert read_state(tmp_path).shared is True
 
 
-async def test_a_command_that_needs_workers_refuses_another_commands_private_server(tmp_path) -> None:
+@pytest.fixture
+def another_command() -> Iterator[subprocess.Popen]:
+    """A live process standing for another apollo command (a `solve`) that owns the server."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_a_command_that_needs_workers_refuses_another_commands_private_server(
+        tmp_path, another_command: subprocess.Popen) -> None:
     """`apollo run` beside a running `apollo solve` (no `apollo up`) says whose server it is and what
     to do, instead of handing its runs to the solve's workers, which stop when the solve ends;
     a command that only reads still uses it."""
@@ -93,8 +106,8 @@ async def test_a_command_that_needs_workers_refuses_another_commands_private_ser
     settings = validate({"data_dir": str(tmp_path)})
     with NatsServerProcess(store_dir=tmp_path / "nats") as server:
         await (await JetStreamEventLog.connect(server.url, manage_streams=True)).close()  # as the solve made it
-        write_state(tmp_path, url=server.url, server_pid=server.process.pid, store_dir=tmp_path / "nats",
-                    shared=False)
+        (tmp_path / STATE_FILE).write_text(json.dumps(
+            {"url": server.url, "pid": another_command.pid, "server_pid": server.process.pid, "shared": False}))
         with pytest.raises(ConnectError, match=r"another apollo command .* `apollo up`"):
             await open_runtime(settings, start_server=True)
         reading = await open_runtime(settings, start_server=True, quiet=True)
