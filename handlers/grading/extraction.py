@@ -74,12 +74,14 @@ def extract_final_answer(text: str) -> str | None:
     if len(spans) > MAX_FINAL_BOXES:
         return TOO_MANY_BOXES
     outer = _outermost_enclosing(region, pairs, [span[0] for span in spans])
-    answers = [in_context(region, span, pairs, enclosing) for span, enclosing in zip(spans, outer, strict=True)]
+    closers = {c: o for o, c in pairs.items()}
+    bounds = [context_bounds(region, span, pairs, closers, enclosing)
+              for span, enclosing in zip(spans, outer, strict=True)]
+    answers = [in_context(region, span, where) for span, where in zip(spans, bounds, strict=True)]
     if len({" ".join(answer.split()) for answer in answers}) > 1:
         return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
     if answers:
-        bounds = context_bounds(region, spans[-1], pairs, outer[-1])
-        return _non_empty(in_sentence(region, bounds, answers[-1]))
+        return _non_empty(in_sentence(region, bounds[-1], answers[-1]))
     return _non_empty(body)
 
 
@@ -235,9 +237,6 @@ _LEFT_BOUNDARY_COMMANDS: Final = frozenset({
 _SPACING: Final = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad(?![A-Za-z]))+")
 _RIGHT_BOUNDARY_COMMANDS: Final = frozenset({"]", ")", "end", "\\", "newline", "hline", "quad", "qquad", "label",
                                             "boxed", "fbox", "framebox", "bbox"})
-_LEFT_LAYOUT: Final = re.compile(r"(?:[ \t~$]|\\[,;:!])+$")
-"""Spaces, thin spaces and math delimiters between a box and what is written before it: a reader
-sees ``$x \\neq\\, $\\boxed{42}`` as ``x ≠ 42``."""
 _GLUED_LEFT: Final = frozenset("^_/.!'|")
 """Marks that join a box to what is before it only when nothing separates them (``10^\\boxed{3}``)."""
 _SPACED_LEFT: Final = frozenset("-+<>\u2212")
@@ -370,31 +369,27 @@ def _sentence_start(text: str, begin: int) -> int:
     return max(start, opening + len("<answer>") if opening >= 0 else 0)
 
 
-def in_context(text: str, span: tuple[int, int, int, int], pairs: dict[int, int] | None = None,
-               enclosing: int | None = -1) -> str:
+def in_context(text: str, span: tuple[int, int, int, int], bounds: tuple[int, int]) -> str:
     """The box's content, with what is written against it (a reader does not see a box alone):
     the command whose argument it is (``\\cancel{\\boxed{42}}``, ``\\frac{1}{\\boxed{42}}``), a sign,
     relation or digit before it (``-\\boxed{42}``, ``x \\neq \\boxed{42}``, ``4\\boxed{2}``) and a
     power, factorial, digit or text after it (``\\boxed{4}^2``, ``\\boxed{42}\\text{ is wrong}``).
-    The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42."""
+    The box then becomes a plain group, so the grader reads the whole: ``-{42}`` is -42. ``bounds``
+    are where that formula begins and ends (:func:`context_bounds`)."""
     start, first, last, finish = span
-    begin, end = context_bounds(text, span, pairs, enclosing)
+    begin, end = bounds
     if (begin, end) == (start, finish):
         return text[first:last]
     return text[begin:start] + "{" + text[first:last] + "}" + text[finish:end]
 
 
-def context_bounds(text: str, span: tuple[int, int, int, int], pairs: dict[int, int] | None = None,
-                   enclosing: int | None = -1) -> tuple[int, int]:
-    """Where the formula a box stands in begins and ends (see :func:`in_context`); ``enclosing``
-    is the outermost brace open around the box when the caller knows it (-1: find it here)."""
+def context_bounds(text: str, span: tuple[int, int, int, int], pairs: dict[int, int], closers: dict[int, int],
+                   enclosing: int | None) -> tuple[int, int]:
+    """Where the formula a box stands in begins and ends (see :func:`in_context`): ``pairs`` and
+    ``closers`` map the reply's balanced braces both ways, ``enclosing`` is the outermost brace open
+    around the box (found for every box in one pass by :func:`_outermost_enclosing`)."""
     start, _, _, finish = span
-    if pairs is None:
-        pairs = _brace_pairs(text)
-    if enclosing == -1:
-        enclosing = _outermost_enclosing(text, pairs, [start])[0]
     begin, end = start, finish
-    closers = {c: o for o, c in pairs.items()}
     if enclosing is not None:
         begin, end = _command_head(text, enclosing, pairs, closers), pairs[enclosing] + 1
     return _left_context(text, begin, pairs, closers), _right_context(text, end, pairs)
@@ -406,10 +401,8 @@ _NOT_EQUALS_BEFORE: Final = re.compile(r"\\not\s*=$")
 _WORD_BEFORE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.")
 
 
-def _command_head(text: str, opening: int, pairs: dict[int, int], closers: dict[int, int] | None = None) -> int:
+def _command_head(text: str, opening: int, pairs: dict[int, int], closers: dict[int, int]) -> int:
     """Start of the command whose (last) argument opens at ``opening`` (``\\frac{1}{`` for ``\\frac{1}{x}``)."""
-    if closers is None:
-        closers = {c: o for o, c in pairs.items()}
     floor = max(0, opening - CONTEXT_WINDOW)
     index = opening
     while index > floor and text[index - 1] in "}]":
@@ -440,11 +433,9 @@ def _layout_start(text: str, floor: int, begin: int) -> int:
     return index
 
 
-def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[int, int] | None = None) -> int:
+def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[int, int]) -> int:
     """Where what is written against a box (or the command around it) begins, reading left; no
     further back than :data:`CONTEXT_WINDOW` (a formula that runs further is taken whole up to there)."""
-    if closers is None:
-        closers = {c: o for o, c in pairs.items()}
     floor = max(0, begin - CONTEXT_WINDOW)
     while begin > floor:
         kept = _layout_start(text, floor, begin)
