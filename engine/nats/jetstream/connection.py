@@ -11,6 +11,7 @@ import nats.errors
 from nats.aio.client import Client
 
 from engine.errors import AccessDenied, ConnectError, EngineError
+from engine.nats import header_lines
 from engine.nats.client_events import ClientEvents
 from engine.nats.security import ClientSecurity, connect_failure, shown_url
 from engine.nats.server import MIN_SERVER_VERSION
@@ -41,6 +42,7 @@ async def connect_within(  # the whole connect's bound
     client_events.first_connect_failures = failures
     client_events.refused = asyncio.get_running_loop().create_future()
     client_events.is_refusal = lambda exc: connect_failure(exc, url, security) is not None
+    header_lines.install()
     nc = Client()
     try:
         await _unless_refused(
