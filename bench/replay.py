@@ -11,7 +11,7 @@ step, grading and the sealed trajectory), measure in the same run:
   the cyclic GC paused as in the projector's catch-up.
 
 Each is timed after one untimed warm-up pass (median of 3 up to 10k events). Prints
-events/s of both and the ratio rebuild/baseline (target >= 0.5).
+events/s of both and the ratio rebuild/baseline (target >= 0.6, issue #33; it was 0.5).
 
     python bench/replay.py [--quick]     # --quick: 1k and 10k only
 """
@@ -84,6 +84,10 @@ def episode(run: int) -> list[Event]:
     return out
 
 
+TARGET = 0.6
+"""Rebuild events/s over the raw read's, at least (issue #33)."""
+
+
 async def fill(log: JetStreamEventLog, total: int) -> int:
     """Append about ``total`` events with publish_async, acknowledged in windows."""
     count, run = 0, 0
@@ -145,9 +149,9 @@ async def measure(size: int) -> None:
         finally:
             await log.close()
     raw, rebuilt = total / t_raw, total / t_rebuild
-    verdict = "ok" if rebuilt / raw >= 0.5 else "BELOW TARGET"
+    verdict = "ok" if rebuilt / raw >= TARGET else "BELOW TARGET"
     print(f"{total:>7} events: raw ordered read {raw:>9,.0f} ev/s | rebuild {rebuilt:>9,.0f} ev/s | "
-          f"ratio {rebuilt / raw:.2f} (target >= 0.5: {verdict})", flush=True)
+          f"ratio {rebuilt / raw:.2f} (target >= {TARGET}: {verdict})", flush=True)
 
 
 def main() -> None:

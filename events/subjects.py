@@ -42,6 +42,8 @@ def subject_mismatch(subject: str, event: Event) -> str | None:
     body's run id and type: a body that names another run or type would act on a run
     other than the one whose history records it.
     """
+    if "." not in event.run_id and subject == subject_for(event):
+        return None  # the common case, read off without splitting (a dotted id takes the long way)
     parsed = parse_subject(subject)
     if parsed is None:
         return None  # not a run subject: no run or type to disagree with
