@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
 import socket
 import sys
 import threading
@@ -45,7 +44,7 @@ def register(subparsers: Any) -> None:
 def _cmd_serve(args: argparse.Namespace) -> int:
     _port_free(args.host, args.port)
     # deferred: xllamacpp loads llama.cpp, only for this command
-    from engine.models.llamacpp_server import ServeOptions, default_alias, start
+    from engine.models.llamacpp_server import ServeOptions, default_alias, default_threads, start
 
     gguf = Path(args.gguf) if args.gguf else _demo_model()
     options = ServeOptions(gguf=gguf, alias=args.alias or default_alias(gguf), host=args.host, port=args.port,
@@ -71,13 +70,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     finally:
         del server
     return 0
-
-
-def default_threads() -> int:
-    """Every CPU this process may use but one. llama.cpp's threads wait for each other at every layer, so one
-    that another process keeps off its core stalls each token: on a 2-core host with one busy process, 2 threads
-    generated 0.6-1.4 tokens/s where 1 thread generated 27-81 (SmolLM2-135M; and 81 against 81 when idle)."""
-    return max(1, len(os.sched_getaffinity(0)) - 1)
 
 
 def _port_free(host: str, port: int) -> None:

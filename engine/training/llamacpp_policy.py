@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.models.llamacpp_server import LlamaServerError, RunningServer, ServeOptions, start
+from engine.models.llamacpp_server import LlamaServerError, RunningServer, ServeOptions, default_threads, start
 from engine.serving import LoadFailed
 from engine.training import checkpoint
 from engine.training.gguf_lora import AdapterConversionError, write_adapter
@@ -33,14 +33,16 @@ class LlamaCppPolicyServer:
     """llama.cpp serving ``gguf`` (plus at most one LoRA adapter) on one loopback port."""
 
     def __init__(self, gguf: Path, alias: str, *, port: int = 0, ctx_per_slot: int = 1024, parallel: int = 16,
-                 threads: int = 2, log_level: int | None = 1) -> None:
+                 threads: int | None = None, log_level: int | None = 1) -> None:
         self.gguf = gguf
         self.alias = alias
         self.port = port
         """0 until started: a free port is picked, and kept by every restart."""
         self.ctx_per_slot = ctx_per_slot
         self.parallel = parallel
-        self.threads = threads
+        self.threads = threads or default_threads()
+        """llama.cpp's CPU threads: by default every CPU but one, since the trainer and the
+        engine share the machine (one stalled thread stalls every token)."""
         self.log_level = log_level
         """llama.cpp's own log (1: errors only; it would log every request and restart)."""
         self.lora: Path | None = None

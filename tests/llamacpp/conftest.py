@@ -49,7 +49,7 @@ def start_server(log: Path, *, parallel: int = 2) -> LlamaServer:
     """`apollo model serve GGUF --port 0` until it answers /health; its log goes to ``log``."""
     gguf = _gguf()
     command = [sys.executable, "-m", "engine", "model", "serve", str(gguf), "--port", "0", "--alias", ALIAS,
-               "--ctx", str(CTX), "--parallel", str(parallel), "--threads", "2"]
+               "--ctx", str(CTX), "--parallel", str(parallel)]
     with log.open("w") as err:
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
     assert process.stdout is not None
