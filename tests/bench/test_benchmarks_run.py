@@ -33,6 +33,7 @@ SMALL_RUNS = {
     "sandbox.py": ["--quick"],
     "grading.py": ["--quick"],
     "deciding.py": ["--runs", "2"],
+    "headers.py": ["--blocks", "200"],
 }
 """Arguments that make each benchmark small; rag.py needs its index built and runs apart."""
 
