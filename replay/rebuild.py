@@ -124,19 +124,21 @@ async def rebuild_stream(
     per run.
     """
     chosen = list((registry if registry is not None else projections()).items())
+    folds = list(enumerate(projection.evolve for _, projection in chosen))
     states: dict[str, list[Any]] = {}
     with gc_paused():
-        folded = 0
+        until_collection = YOUNG_COLLECTION_EVERY
         async for record in records:
-            folded += 1
-            if folded % YOUNG_COLLECTION_EVERY == 0:
+            until_collection -= 1
+            if not until_collection:
+                until_collection = YOUNG_COLLECTION_EVERY
                 gc.collect(0)  # reclaim any fresh cycles (from the reader, say) now and then
             event = record.event
             run = states.get(event.run_id)
             if run is None:
                 run = states[event.run_id] = [projection.initial() for _, projection in chosen]
-            for index, (_, projection) in enumerate(chosen):
-                run[index] = projection.evolve(run[index], event)
+            for index, evolve in folds:
+                run[index] = evolve(run[index], event)
     names = [name for name, _ in chosen]
     return {run_id: dict(zip(names, run, strict=True)) for run_id, run in states.items()}
 

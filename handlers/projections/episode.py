@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+import msgspec
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded
@@ -26,9 +28,14 @@ from handlers.roles import HELPER_ROLES, RAG_SUMMARIZER
 from handlers.run_settings import RunSettings, run_settings_of
 
 
-@dataclass(frozen=True)
-class StepRecord:
-    """One model turn and what followed it."""
+class StepRecord(msgspec.Struct, frozen=True, gc=False):
+    """One model turn and what followed it.
+
+    States are msgspec Structs: a fold copies one or two of them per event, and
+    ``msgspec.structs.replace`` does that in C (a rebuild is mostly these copies). They
+    hold only events, strings, numbers and tuples of those, never themselves, so they need
+    no cycle collection (``gc=False``) and a bulk rebuild leaves the collector nothing to walk.
+    """
 
     step: int
     call_id: str
@@ -46,8 +53,7 @@ class StepRecord:
     """Force-answer asks that replaced this step's reply (reference_evolve protocol)."""
 
 
-@dataclass(frozen=True)
-class RetryRecord:
+class RetryRecord(msgspec.Struct, frozen=True, gc=False):
     """One after-loop answer retry (reference_evolve protocol): recorded, never a step."""
 
     call_id: str
@@ -67,13 +73,12 @@ class RecordedSettings:
         return run_settings_of(self.recorded)
 
 
-@dataclass(frozen=True)
-class EpisodeState:
+class EpisodeState(msgspec.Struct, frozen=True, gc=False):
     """Everything deciders need about one episode (``role``/``episode`` of a run)."""
 
     episode: str = "main"
     problem: ProblemSubmitted | None = None
-    settings: RecordedSettings = field(default_factory=RecordedSettings)
+    settings: RecordedSettings = msgspec.field(default_factory=RecordedSettings)
     steps: tuple[StepRecord, ...] = ()
     model: str = ""
     failure: ModelCallFailed | None = None
@@ -266,26 +271,12 @@ def _retry_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
     return replace(state, retries=retries)
 
 
-def replace(obj: Any, **changes: Any) -> Any:
-    """A copy of a frozen dataclass with some fields changed.
-
-    Same result as ``dataclasses.replace`` without re-running ``__init__``: folds call
-    this for every event, and rebuild speed is dominated by it.
-    """
-    clone = object.__new__(type(obj))
-    clone.__dict__.update(obj.__dict__)
-    clone.__dict__.update(changes)
-    return clone
-
-
-_STEP_DEFAULTS = {f.name: f.default for f in fields(StepRecord) if f.default is not MISSING}
+replace = msgspec.structs.replace
+"""A copy of a state with some fields changed (in C: folds call it for every event)."""
 
 
 def _new_step(step: int, call_id: str, prompt: tuple[ChatMessage, ...]) -> StepRecord:
-    """``StepRecord(step, call_id, prompt)`` without the frozen dataclass's slow ``__init__``."""
-    record = object.__new__(StepRecord)
-    record.__dict__.update(_STEP_DEFAULTS, step=step, call_id=call_id, prompt=prompt)
-    return record
+    return StepRecord(step, call_id, prompt)
 
 
 def _prompt_of(state: EpisodeState, event: ModelCallRequested) -> tuple[ChatMessage, ...]:
