@@ -124,7 +124,7 @@ async def rebuild_stream(
     per run.
     """
     chosen = list((registry if registry is not None else projections()).items())
-    folds = list(enumerate(projection.evolve for _, projection in chosen))
+    folds_by_type: dict[type, list[tuple[int, Any]]] = {}
     states: dict[str, list[Any]] = {}
     with gc_paused():
         until_collection = YOUNG_COLLECTION_EVERY
@@ -137,6 +137,12 @@ async def rebuild_stream(
             run = states.get(event.run_id)
             if run is None:
                 run = states[event.run_id] = [projection.initial() for _, projection in chosen]
+            folds = folds_by_type.get(type(event))
+            if folds is None:  # which projections fold this type: asked once per type
+                folds = folds_by_type[type(event)] = [
+                    (index, projection.evolve) for index, (_, projection) in enumerate(chosen)
+                    if projection.folds(type(event))
+                ]
             for index, evolve in folds:
                 run[index] = evolve(run[index], event)
     names = [name for name, _ in chosen]

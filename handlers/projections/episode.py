@@ -205,6 +205,10 @@ _FOLDS: dict[type, Callable[[EpisodeState, Any], EpisodeState]] = {
 }
 
 
+EVENT_TYPES: frozenset[type] = frozenset(_FOLDS)
+"""The event types :func:`evolve` folds; it returns the state unchanged on any other."""
+
+
 def episode_state(history: Iterable[Event], episode: str = "main") -> EpisodeState:
     """Fold a whole history into the state of one episode.
 

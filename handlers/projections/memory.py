@@ -236,6 +236,10 @@ def initial() -> MemoryState:
     return MemoryState()
 
 
+EVENT_TYPES: Final = frozenset({MemoryWritten})
+"""The only event type :func:`evolve` changes memory on."""
+
+
 def evolve(state: MemoryState, event: Event) -> MemoryState:
     """Fold one event; only ``MemoryWritten`` changes memory."""
     if not isinstance(event, MemoryWritten):

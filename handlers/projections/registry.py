@@ -13,7 +13,8 @@ Adding one (e.g. the memory projection of the evolve workflow)::
 
 or list the module in :data:`MODULES` when it exposes ``NAME``, ``STATE_TYPE``,
 ``initial`` and ``evolve`` (and optionally ``decode_state(bytes) -> state``, for states
-msgspec cannot decode from ``STATE_TYPE`` alone) at module level.
+msgspec cannot decode from ``STATE_TYPE`` alone, and ``EVENT_TYPES``, the only event types
+``evolve`` changes the state on) at module level.
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ class Projection:
     """Type a checkpointed state decodes into (``Any`` keeps plain JSON data)."""
     decode: Callable[[bytes], Any] | None = None
     """Optional ``bytes -> state`` for states msgspec cannot decode from ``state_type``."""
+    event_types: frozenset[type] | None = None
+    """The event types ``evolve`` can change the state on; ``None``: any. A bulk rebuild
+    calls ``evolve`` only for these (on any other event it must return the state as is)."""
+
+    def folds(self, event_type: type) -> bool:
+        """Whether ``evolve`` may change the state on an event of ``event_type``."""
+        return self.event_types is None or event_type in self.event_types
 
 
 def _initial_episode() -> episode.EpisodeState:
@@ -72,7 +80,8 @@ def _load_module(name: str) -> None:
     found = [getattr(module, attr, None) for attr in ("NAME", "initial", "evolve")]
     if all(found) and found[0] not in _REGISTRY:
         register(Projection(found[0], module.initial, module.evolve, getattr(module, "STATE_TYPE", Any),
-                            getattr(module, "decode_state", None)))
+                            getattr(module, "decode_state", None), getattr(module, "EVENT_TYPES", None)))
 
 
-register(Projection("episode", _initial_episode, episode.evolve, episode.EpisodeState))
+register(Projection("episode", _initial_episode, episode.evolve, episode.EpisodeState,
+                    event_types=episode.EVENT_TYPES))
