@@ -9,12 +9,16 @@ import msgspec
 from events.base import SCHEMA_VERSION, Event
 from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
 from events.errors import EventError
+from events.free_form import nests_freely
 from events.upcast import upcast
 from events.wire_form import from_wire, to_wire
 
 MAX_DEPTH: Final = 64
-"""Deepest nesting of arrays and objects accepted. Real events nest a handful of levels;
-a deeper body is refused before any parser recurses into it (and before readers print it)."""
+"""Deepest nesting of arrays and objects accepted. Real events nest a handful of levels. A
+deeper body is refused before the plain-JSON parser recurses into it, and after a typed
+decode when its type has free-form fields, so no reader ever prints one. In a type whose
+schema fixes every depth, a deeper value in an unknown field is dropped like any unknown
+field (msgspec skips it under its own recursion guard)."""
 MAX_BYTES: Final = 64 * 1024 * 1024
 """Largest body decoded at all; the worker's own limit (``max_event_bytes``) is lower."""
 
@@ -69,9 +73,10 @@ def _typed_decoder() -> msgspec.json.Decoder[Any]:
 def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownEvent:
     """Decode JSON bytes into a typed event.
 
-    Size and nesting depth are checked first. The fast path decodes straight into the
-    union; anything unusual (unknown tag, an older schema version to upcast, invalid data)
-    takes the tolerant path that explains.
+    The size is checked first. The fast path decodes straight into the union; anything
+    unusual (unknown tag, an older schema version to upcast, invalid data, a free-form field
+    nested too deep) takes the tolerant path, which checks the depth before parsing and
+    explains what is wrong.
 
     Raises:
         DecodeError: the bytes are too big, nested too deep, not JSON, not an object, have
@@ -80,24 +85,52 @@ def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownE
             DecodeError too: one bad message is never the failure of whatever reads it.
     """
     try:
-        if type(data) is not bytes or len(data) > max_bytes or _openers(data) > MAX_DEPTH:
+        if type(data) is not bytes or len(data) > max_bytes:
             data = _bounded(data, max_bytes)  # converts, or refuses with the reason
-        return _decode(data)
+        event = _typed_fast_path(data)
+        if event is not None:
+            return event
+        return _tolerant(_bounded(data, max_bytes))
     except DecodeError:
         raise
     except Exception as exc:  # whatever the bytes provoke, they are just undecodable
         raise DecodeError(_failure(exc)) from exc
 
 
-def _decode(data: bytes) -> Event | UnknownEvent:
+_free_form: tuple[int, frozenset[type]] | None = None
+
+
+def _free_form_types() -> frozenset[type]:
+    """The event types with a field of any depth (:mod:`events.free_form`), kept per catalog size."""
+    global _free_form  # a cache keyed on the catalog's size, like the typed decoder
+    if _free_form is None or _free_form[0] != len(EVENT_TYPES):
+        _free_form = (len(EVENT_TYPES), frozenset(t for t in EVENT_TYPES if nests_freely(t)))
+    return _free_form[1]
+
+
+def _typed_fast_path(data: bytes) -> Event | None:
+    """The event decoded straight into the union, or ``None`` when the tolerant path must
+    read it: not valid for the union (a recursion error included), an older schema version,
+    or a free-form field nested deeper than the limit.
+
+    The depth is checked after the decode, and only for types with free-form fields: in any
+    other type a deeper value cannot reach a reader (:mod:`events.free_form`), and scanning
+    every body's bytes first cost as much as decoding it.
+    """
     typed = _typed[1] if _typed is not None and _typed[0] == len(EVENT_TYPES) else _typed_decoder()
     try:
         event = typed.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    else:
-        if event.schema_version == SCHEMA_VERSION:
-            return from_wire(event)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    if event.schema_version != SCHEMA_VERSION:
+        return None
+    if type(event) in _free_form_types() and _nested_deeper_than(data, MAX_DEPTH):
+        return None  # the tolerant path refuses it, naming the depth
+    return from_wire(event)
+
+
+def _tolerant(data: bytes) -> Event | UnknownEvent:
+    """Decode through plain JSON: an unknown tag, an older schema upcast, or the reason it fails."""
     try:
         raw = _raw_decoder.decode(data)
     except msgspec.DecodeError as exc:

@@ -8,17 +8,32 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.testing.event_builders import submitted
-from events import DecodeError, EventRejected, ProblemSubmitted, RunStarted, UnknownEvent, decode, encode
+from events import (
+    EVENT_TYPES,
+    DecodeError,
+    EventRejected,
+    ProblemSubmitted,
+    RunStarted,
+    UnknownEvent,
+    decode,
+    encode,
+    tag_of,
+)
 from events.base import Event
 from events.codec import MAX_DEPTH
+from events.episode import Turn
+from events.free_form import nests_freely
+from events.model import ModelCallRequested
 from handlers.context import Services
 from tests.engine.test_dispatcher import routes
 
@@ -31,6 +46,14 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TRICKY_TEXT, inner, max_size=3),
     max_leaves=30,
 )
+SKELETON_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+FIELD_STRATEGIES = {ModelCallRequested: {"prompt_delta": st.none()}}
+"""Wire-only fields stay empty, as on an event in memory (see tests/unit/events/test_codec.py)."""
+st.register_type_strategy(
+    datetime, st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+)
+st.register_type_strategy(float, st.floats(allow_nan=False, allow_infinity=False))
+st.register_type_strategy(Turn, st.builds(Turn, prompt_delta=st.none()))
 ENCODINGS = ("utf-8", "utf-16", "utf-32", "latin-1", "cp1252", "utf-8-sig")
 
 
@@ -161,3 +184,43 @@ def test_the_depth_limit_is_exact_for_arrays_and_objects() -> None:
         for depth, fits in ((MAX_DEPTH - 2, True), (MAX_DEPTH - 1, False)):
             body = json.dumps({**SKELETON, "metadata": {"k": json.loads(_nest(depth, kinds))}})
             assert isinstance(_decodes_or_refuses(body), ProblemSubmitted) is fits, (kinds, depth)
+
+
+FIXED_DEPTH_TYPES = [t for t in EVENT_TYPES if not nests_freely(t)]
+
+
+@pytest.mark.parametrize("event_type", FIXED_DEPTH_TYPES, ids=tag_of)
+@settings(max_examples=12, deadline=None)
+@given(data=st.data(), depth=st.integers(0, 3000), kinds=st.lists(st.booleans(), min_size=1, max_size=4))
+def test_a_deep_unknown_field_in_a_fixed_depth_type_is_dropped_or_refused(event_type, data, depth, kinds) -> None:
+    """A type whose schema fixes every depth decodes to the same event with or without an unknown
+    field of any nesting (the decoder skips it), or refuses it as nested too deep; nothing else."""
+    event = data.draw(st.builds(event_type, **FIELD_STRATEGIES.get(event_type, {})))
+    body = encode(event)
+    with_field = body[:-1] + b',"zz_from_elsewhere":' + _nest(depth, kinds).encode() + b"}"
+    result = _decodes_or_refuses(with_field)
+    if isinstance(result, DecodeError):
+        assert depth > MAX_DEPTH and "nested deeper" in str(result)
+    else:
+        assert result == decode(body)
+
+
+@pytest.mark.parametrize(("field", "wrap"), [("metadata", ProblemSubmitted), ("config", ProblemSubmitted)])
+@settings(max_examples=30, deadline=None)
+@given(depth=st.integers(MAX_DEPTH - 4, 3000))
+def test_a_free_form_field_deeper_than_the_limit_is_always_refused(field, wrap, depth) -> None:
+    """Where the schema lets a value nest freely, the typed decode is followed by the depth check."""
+    body = json.dumps({**SKELETON, field: {"k": "NEST"}}).replace('"NEST"', _nest(depth, [True, False]))
+    result = _decodes_or_refuses(body.encode())
+    if depth + 2 <= MAX_DEPTH:
+        assert isinstance(result, wrap)
+    else:
+        assert isinstance(result, DecodeError) and "nested deeper" in str(result)
+
+
+def test_a_deep_run_settings_value_is_refused() -> None:
+    """run.started's settings are free-form: a value past the limit is refused, not decoded."""
+    started = json.loads(encode(RunStarted(event_id="e", run_id="r", occurred_at=SKELETON_TIME, workflow="reason")))
+    started["settings"] = {"k": json.loads(_nest(MAX_DEPTH, [True]))}
+    result = _decodes_or_refuses(json.dumps(started).encode())
+    assert isinstance(result, DecodeError) and "nested deeper" in str(result)
