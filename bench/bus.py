@@ -3,7 +3,11 @@
 Prints p50/p99 latency and events/s for:
   raw      sequential acked publishes with plain nats-py (the baseline)
   append   JetStreamEventLog.append (encode + Nats-Msg-Id + acked publish)
-  handler  append a submission -> dispatcher -> handler -> output recorded and seen
+  handler  submit a problem (as ``apollo submit`` does: appended on the condition that its run
+           is new, so the worker starts the run without reading it) -> dispatcher -> handler ->
+           output recorded and seen
+  h+read   the same with a plain append of the submission: the worker reads the run first
+           (what an event in the middle of a run costs when no worker decided it ahead)
 and the ratios engine/raw. Targets: append p50 <= 1.5x raw; handler round trip p50 <= 4x raw.
 Then 32 concurrent publishers: events/s and this process's CPU per publish for nats-py's
 ``js.publish`` (the baseline) and for ``append`` (acknowledgements on one shared inbox).
@@ -31,6 +35,7 @@ from nats.js import api
 
 from bench._common import nats_server, summary_ms
 from engine.app.log_setup import configure_logging
+from engine.app.operations import submit
 from engine.nats.jetstream import JetStreamEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.testing.event_builders import submitted
@@ -69,8 +74,9 @@ async def engine_appends(log: JetStreamEventLog, n: int) -> list[float]:
     return samples
 
 
-async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[float]:
-    """Time from appending a submission to seeing its handler's output on the bus."""
+async def handler_round_trips(log: JetStreamEventLog, url: str, n: int, *, as_submitted: bool = True) -> list[float]:
+    """Time from appending a submission to seeing its handler's output on the bus (with
+    ``as_submitted=False`` the submission is a plain append, so the worker reads the run first)."""
     watcher = await nats.connect(url)
     waiting: dict[str, asyncio.Future[float]] = {}
 
@@ -82,15 +88,22 @@ async def handler_round_trips(log: JetStreamEventLog, url: str, n: int) -> list[
 
     await watcher.subscribe("apollo.run.*.run.started", cb=seen)
     try:
-        return await _timed_round_trips(log, waiting, n, "rt")
+        return await _timed_round_trips(log, waiting, n, "rt", as_submitted=as_submitted)
     finally:
         await watcher.close()
 
 
 async def _timed_round_trips(
-    log: JetStreamEventLog, waiting: dict[str, asyncio.Future[float]], n: int, prefix: str,
+    log: JetStreamEventLog, waiting: dict[str, asyncio.Future[float]], n: int, prefix: str, *,
+    as_submitted: bool = True,
 ) -> list[float]:
-    """Run a one-route dispatcher and time ``n`` submissions until a watcher resolves ``waiting``."""
+    """Run a one-route dispatcher and time ``n`` submissions until a watcher resolves ``waiting``.
+
+    ``as_submitted``: each is appended as ``apollo submit`` does, on the condition that its
+    run is new, which tells the worker the submission is the whole history. Otherwise a plain
+    append: the worker cannot know that and reads the run before handling it (as for an
+    event in the middle of a run that no worker decided ahead).
+    """
     dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
                             DispatcherSettings(pull_timeout=5.0))
     task = asyncio.create_task(dispatcher.run())
@@ -107,7 +120,7 @@ async def _timed_round_trips(
             run_id = f"{prefix}-{uuid.uuid4().hex[:8]}-{i}"
             waiting[run_id] = asyncio.get_running_loop().create_future()
             t0 = time.perf_counter()
-            await log.append(submitted(run_id))
+            await (submit(log, submitted(run_id)) if as_submitted else log.append(submitted(run_id)))
             samples.append(await asyncio.wait_for(waiting[run_id], 10) - t0)
     finally:
         dispatcher.stop()
@@ -232,9 +245,11 @@ async def main(n: int) -> None:
             raw = line("raw", await raw_publishes(server.url, n, "raw"))
             append = line("append", await engine_appends(log, n))
             handler = line("handler", await handler_round_trips(log, server.url, max(200, n // 4)))
+            reading = line("h+read", await handler_round_trips(log, server.url, max(200, n // 4), as_submitted=False))
             print(f"append  / raw  p50 {append['p50'] / raw['p50']:.2f}x  (target <= 1.5x)")
             print(f"handler / raw  p50 {handler['p50'] / raw['p50']:.2f}x  (target <= 4x)")
             print(f"handler / raw  p99 {handler['p99'] / raw['p99']:.2f}x")
+            print(f"h+read  / raw  p50 {reading['p50'] / raw['p50']:.2f}x  (plain append: the worker reads the run)")
             await compare_concurrent(log, 4 * n)
             await log.close()
         print()
