@@ -130,7 +130,7 @@ def _call_requested(state: EpisodeState, event: ModelCallRequested) -> EpisodeSt
         return state  # a helper call serves a step; it is not one
     if event.purpose == ANSWER_RETRY:
         return replace(state, retries=(*state.retries, RetryRecord(event.call_id)))
-    record = _new_step(event.step, event.call_id, _prompt_of(state, event))
+    record = StepRecord(event.step, event.call_id, _prompt_of(state, event))
     if event.purpose == ANSWER_REASK:
         replaced = step_record(state, event.step)
         record = replace(record, reasks=(replaced.reasks if replaced else 0) + 1)
@@ -277,10 +277,6 @@ def _retry_reply(state: EpisodeState, reply: ModelResponded) -> EpisodeState:
 
 replace = msgspec.structs.replace
 """A copy of a state with some fields changed (in C: folds call it for every event)."""
-
-
-def _new_step(step: int, call_id: str, prompt: tuple[ChatMessage, ...]) -> StepRecord:
-    return StepRecord(step, call_id, prompt)
 
 
 def _prompt_of(state: EpisodeState, event: ModelCallRequested) -> tuple[ChatMessage, ...]:

@@ -7,11 +7,7 @@ from nats.aio.msg import Msg
 
 
 def sequence_and_pending(msg: Msg) -> tuple[int, int]:
-    """Stream sequence and pending count of a consumer's message (bulk reads, per event:
-    the split is done here rather than in :func:`_reply_fields`, one call less)."""
-    tokens = (msg.reply or "").split(".")
-    if len(tokens) == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
-        return int(tokens[5]), int(tokens[8])
+    """Stream sequence and pending count of a consumer's message (bulk reads, per event)."""
     seq, _, pending = _reply_fields(msg)
     return seq, pending
 

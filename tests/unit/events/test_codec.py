@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events import EVENT_TYPES, DecodeError, UnknownEvent, decode, encode, tag_of
-from events.episode import Turn
-from events.model import ModelCallRequested
 from events.subjects import parse_subject, subject_for
+from tests.support.event_strategies import WIRE_ONLY, register_event_strategies
 
 KNOWN_TAGS = {
     "problem.submitted", "run.started", "run.completed", "run.failed", "event.rejected",
@@ -22,17 +19,8 @@ KNOWN_TAGS = {
 }
 """Released tags never change; new event types only add to this set."""
 
-aware_datetimes = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-)
-st.register_type_strategy(datetime, aware_datetimes)
-st.register_type_strategy(float, st.floats(allow_nan=False, allow_infinity=False))  # JSON has no NaN
+register_event_strategies()
 run_ids = st.from_regex(r"\A[A-Za-z0-9_-]{1,40}\Z")
-# Wire-only fields (events/wire_form.py): an event in memory never carries a turn's delta,
-# and a request's delta comes with its whole messages; tests/unit/events/test_prompt_deltas.py
-# covers the wire forms.
-st.register_type_strategy(Turn, st.builds(Turn, prompt_delta=st.none()))
-WIRE_ONLY = {ModelCallRequested: {"prompt_delta": st.none()}}
 
 
 @pytest.mark.parametrize("event_type", EVENT_TYPES, ids=lambda t: tag_of(t))

@@ -31,11 +31,10 @@ from events import (
 )
 from events.base import Event
 from events.codec import MAX_DEPTH
-from events.episode import Turn
 from events.free_form import nests_freely
-from events.model import ModelCallRequested
 from handlers.context import Services
 from tests.engine.test_dispatcher import routes
+from tests.support.event_strategies import WIRE_ONLY, register_event_strategies
 
 SKELETON = json.loads(encode(submitted("prop")))
 """A valid submission to hide hostile values in."""
@@ -47,13 +46,7 @@ JSON_VALUES = st.recursive(
     max_leaves=30,
 )
 SKELETON_TIME = datetime(2026, 1, 1, tzinfo=UTC)
-FIELD_STRATEGIES = {ModelCallRequested: {"prompt_delta": st.none()}}
-"""Wire-only fields stay empty, as on an event in memory (see tests/unit/events/test_codec.py)."""
-st.register_type_strategy(
-    datetime, st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
-)
-st.register_type_strategy(float, st.floats(allow_nan=False, allow_infinity=False))
-st.register_type_strategy(Turn, st.builds(Turn, prompt_delta=st.none()))
+register_event_strategies()
 ENCODINGS = ("utf-8", "utf-16", "utf-32", "latin-1", "cp1252", "utf-8-sig")
 
 
@@ -195,7 +188,7 @@ FIXED_DEPTH_TYPES = [t for t in EVENT_TYPES if not nests_freely(t)]
 def test_a_deep_unknown_field_in_a_fixed_depth_type_is_dropped_or_refused(event_type, data, depth, kinds) -> None:
     """A type whose schema fixes every depth decodes to the same event with or without an unknown
     field of any nesting (the decoder skips it), or refuses it as nested too deep; nothing else."""
-    event = data.draw(st.builds(event_type, **FIELD_STRATEGIES.get(event_type, {})))
+    event = data.draw(st.builds(event_type, **WIRE_ONLY.get(event_type, {})))
     body = encode(event)
     with_field = body[:-1] + b',"zz_from_elsewhere":' + _nest(depth, kinds).encode() + b"}"
     result = _decodes_or_refuses(with_field)

@@ -29,7 +29,12 @@ def test_every_subject_and_body_get_the_full_readings_verdict(
     candidates = [".".join(subject_parts), f"apollo.run.{run_id}.{tag_of(type(event))}",
                   f"apollo.run.{'.'.join(subject_parts)}"]
     for subject in candidates:
-        assert (subject_mismatch(subject, event) is None) == files_under_its_own_run_and_type(subject, event)
+        reason = subject_mismatch(subject, event)
+        assert (reason is None) == files_under_its_own_run_and_type(subject, event)
+        if reason is not None:  # the reason names what disagrees: the run first, else the type
+            subject_run, subject_tag = parse_subject(subject)
+            what, named = ("run_id", subject_run) if subject_run != event.run_id else ("type", subject_tag)
+            assert reason.startswith(f"the body's {what} ") and repr(named) in reason
 
 
 def test_a_dotted_run_id_on_its_own_subject_is_still_a_mismatch() -> None:
