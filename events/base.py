@@ -33,8 +33,14 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
 
 def tag_of(event_type: type[Event]) -> str:
-    """The wire tag of an event class."""
-    return str(event_type.__struct_config__.tag)
+    """The wire tag of an event class (kept per class: readers and workers ask for every event)."""
+    tag = _TAGS.get(event_type)
+    if tag is None:
+        tag = _TAGS[event_type] = str(event_type.__struct_config__.tag)
+    return tag
+
+
+_TAGS: dict[type, str] = {}
 
 
 def is_valid_run_id(run_id: str) -> bool:

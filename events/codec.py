@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -11,7 +11,7 @@ from events.catalog import EVENT_TYPES, TYPES_BY_TAG, any_event_type
 from events.errors import EventError
 from events.free_form import nests_freely
 from events.upcast import upcast
-from events.wire_form import from_wire, to_wire
+from events.wire_form import RESTORED_ON_READ, from_wire, to_wire
 
 MAX_DEPTH: Final = 64
 """Deepest nesting of arrays and objects accepted. Real events nest a handful of levels. A
@@ -59,15 +59,29 @@ def to_builtins(event: Event) -> dict[str, Any]:
     return msgspec.to_builtins(event)
 
 
-_typed: tuple[int, msgspec.json.Decoder[Any]] | None = None
+class _TypedReader(NamedTuple):
+    """What the fast path needs, built once per catalog size (new types may be registered)."""
+
+    size: int
+    decoder: msgspec.json.Decoder[Any]
+    """Straight into the tagged union of every known type."""
+    free_form: frozenset[type]
+    """Types with a field of any depth (:mod:`events.free_form`): their depth is checked."""
+    special: frozenset[type]
+    """``free_form`` and the types :func:`from_wire` may change: every other type is done
+    once decoded."""
 
 
-def _typed_decoder() -> msgspec.json.Decoder[Any]:
-    """A decoder straight into the tagged union, rebuilt when new types are registered."""
+_typed: _TypedReader | None = None
+
+
+def _typed_reader() -> _TypedReader:
     global _typed  # a cache keyed on the catalog's size
-    if _typed is None or _typed[0] != len(EVENT_TYPES):
-        _typed = (len(EVENT_TYPES), msgspec.json.Decoder(any_event_type()))
-    return _typed[1]
+    if _typed is None or _typed.size != len(EVENT_TYPES):
+        free_form = frozenset(t for t in EVENT_TYPES if nests_freely(t))
+        _typed = _TypedReader(len(EVENT_TYPES), msgspec.json.Decoder(any_event_type()), free_form,
+                              free_form | RESTORED_ON_READ)
+    return _typed
 
 
 def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownEvent:
@@ -78,6 +92,12 @@ def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownE
     nested too deep) takes the tolerant path, which checks the depth before parsing and
     explains what is wrong.
 
+    The depth is checked after the typed decode, and only for types with free-form fields:
+    in any other type a deeper value cannot reach a reader (:mod:`events.free_form`), and
+    scanning every body's bytes first cost as much as decoding it. Every reader of the log
+    decodes each event through here, so the common case (a current event of a fixed-depth
+    type) returns after one decode and two checks.
+
     Raises:
         DecodeError: the bytes are too big, nested too deep, not JSON, not an object, have
             no ``type``, or do not match the schema of their (known) type. Any other failure
@@ -87,46 +107,23 @@ def decode(data: bytes | str, *, max_bytes: int = MAX_BYTES) -> Event | UnknownE
     try:
         if type(data) is not bytes or len(data) > max_bytes:
             data = _bounded(data, max_bytes)  # converts, or refuses with the reason
-        event = _typed_fast_path(data)
-        if event is not None:
-            return event
+        reader = _typed if _typed is not None and _typed.size == len(EVENT_TYPES) else _typed_reader()
+        try:
+            event = reader.decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            event = None  # not valid for the union: the tolerant path reads it or says why
+        if event is not None and event.schema_version == SCHEMA_VERSION:
+            if type(event) not in reader.special:
+                return event
+            if not (type(event) in reader.free_form and _nested_deeper_than(data, MAX_DEPTH)):
+                return from_wire(event)
+        # An older schema version, an unknown tag, invalid data, or a free-form field nested
+        # deeper than the limit: the tolerant path upcasts, reads or refuses it, naming why.
         return _tolerant(_bounded(data, max_bytes))
     except DecodeError:
         raise
     except Exception as exc:  # whatever the bytes provoke, they are just undecodable
         raise DecodeError(_failure(exc)) from exc
-
-
-_free_form: tuple[int, frozenset[type]] | None = None
-
-
-def _free_form_types() -> frozenset[type]:
-    """The event types with a field of any depth (:mod:`events.free_form`), kept per catalog size."""
-    global _free_form  # a cache keyed on the catalog's size, like the typed decoder
-    if _free_form is None or _free_form[0] != len(EVENT_TYPES):
-        _free_form = (len(EVENT_TYPES), frozenset(t for t in EVENT_TYPES if nests_freely(t)))
-    return _free_form[1]
-
-
-def _typed_fast_path(data: bytes) -> Event | None:
-    """The event decoded straight into the union, or ``None`` when the tolerant path must
-    read it: not valid for the union (a recursion error included), an older schema version,
-    or a free-form field nested deeper than the limit.
-
-    The depth is checked after the decode, and only for types with free-form fields: in any
-    other type a deeper value cannot reach a reader (:mod:`events.free_form`), and scanning
-    every body's bytes first cost as much as decoding it.
-    """
-    typed = _typed[1] if _typed is not None and _typed[0] == len(EVENT_TYPES) else _typed_decoder()
-    try:
-        event = typed.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    if event.schema_version != SCHEMA_VERSION:
-        return None
-    if type(event) in _free_form_types() and _nested_deeper_than(data, MAX_DEPTH):
-        return None  # the tolerant path refuses it, naming the depth
-    return from_wire(event)
 
 
 def _tolerant(data: bytes) -> Event | UnknownEvent:

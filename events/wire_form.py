@@ -33,6 +33,10 @@ def to_wire(event: Event) -> Event:
     return event if compact is None else compact(event)
 
 
+RESTORED_ON_READ: frozenset[type] = frozenset({TrajectorySealed})
+"""The types :func:`from_wire` may change; it hands back any other event as it is."""
+
+
 def from_wire(event: Any) -> Any:
     """``event`` as readers use it, from its decoded wire form.
 

@@ -32,7 +32,7 @@ from engine.nats.jetstream.errors import (
 )
 from engine.nats.jetstream.follow import RunFollow
 from engine.nats.jetstream.payloads import PAYLOAD_HEADER, Payloads, stub
-from engine.nats.jetstream.reply_subject import sequence_and_pending
+from engine.nats.jetstream.reply_subject import reply_fields
 from engine.nats.publisher import PublishRefused, StreamPublisher
 from engine.nats.transient import RETRY_FOR_S, is_transient, retrying
 from events.base import Event
@@ -214,7 +214,7 @@ class JetStreamEventStore:
                     continue
                 msgs, arrived[:] = list(arrived), []
                 for msg in msgs:
-                    seq, pending = sequence_and_pending(msg)
+                    seq, _, pending = reply_fields(msg)
                     if seq > last:
                         finished = True
                         break

@@ -18,7 +18,7 @@ from nats.js import JetStreamContext, api
 
 from engine.errors import BusUnavailable, EngineError
 from engine.nats.client_events import ClientEvents
-from engine.nats.jetstream.reply_subject import sequence_and_pending
+from engine.nats.jetstream.reply_subject import reply_fields
 from engine.nats.transient import RETRY_FOR_S, is_transient
 from events.record import Recorded, Unreadable
 from events.subjects import run_filter
@@ -112,7 +112,7 @@ class RunFollow:
                     msg = await arrived.get()
                     if msg is None:
                         raise _Reconnected
-                    seq, _ = sequence_and_pending(msg)
+                    seq, _, _ = reply_fields(msg)
                     if seq <= self.after:
                         continue  # a consumer nats-py reset may deliver one again
                     record = await self.stored(seq, msg.subject, msg.data, msg.headers, self.unreadable)

@@ -6,20 +6,9 @@ from __future__ import annotations
 from nats.aio.msg import Msg
 
 
-def sequence_and_pending(msg: Msg) -> tuple[int, int]:
-    """Stream sequence and pending count of a consumer's message (bulk reads, per event)."""
-    seq, _, pending = _reply_fields(msg)
-    return seq, pending
-
-
-def sequence_and_deliveries(msg: Msg) -> tuple[int, int]:
-    """Stream sequence and delivery count of a consumer's message (every delivery)."""
-    seq, delivered, _ = _reply_fields(msg)
-    return seq, delivered
-
-
-def _reply_fields(msg: Msg) -> tuple[int, int, int]:
-    """(stream sequence, deliveries, pending) from a JetStream reply subject.
+def reply_fields(msg: Msg) -> tuple[int, int, int]:
+    """(stream sequence, deliveries, pending) of a consumer's message (every delivery and
+    every event of a bulk read goes through here, so callers unpack what they need).
 
     ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<time>.<pending>`` is split
     directly (nats-py's metadata object costs more than the rest of a delivery's

@@ -15,7 +15,7 @@ from engine.eventlog.port import Delivery
 from engine.nats.jetstream.errors import MISSING_PAYLOAD, missing
 from engine.nats.jetstream.event_store import EXPECTED_SEQ, EXPECTED_SEQ_SUBJECT
 from engine.nats.jetstream.payloads import Payloads
-from engine.nats.jetstream.reply_subject import sequence_and_deliveries
+from engine.nats.jetstream.reply_subject import reply_fields
 from engine.nats.pull_consumer import ContinuousPull
 from events.base import Event
 from events.codec import MAX_BYTES, DecodeError, UnknownEvent, decode
@@ -91,7 +91,7 @@ class JetStreamWorkQueue:
                 await msg.nak()
 
     async def _delivery(self, msg: Msg) -> Delivery:
-        seq, deliveries = sequence_and_deliveries(msg)
+        seq, deliveries, _ = reply_fields(msg)
         try:
             data = await self.payloads.materialize(msg.data, msg.headers)
         except MISSING_PAYLOAD as exc:  # gone for good: a rejected event (other errors: try again)
