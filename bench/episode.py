@@ -14,11 +14,13 @@ first waves (``--episodes`` above concurrency 1).
 
 Printed per row: episodes/s, the CPU time spent per episode (the engine's worker
 processes counted; the fake model and nats-server run in their own processes), how many
-of the machine's cores were busy (all processes), and the ratio engine/loop; plus the
-engine's per-step overhead at 0 ms model latency. Target: >= 0.9x at 50 ms latency,
-concurrency 1 and 32. With ``--hops``, each engine row is followed by where its episodes'
-time went: the median gap, in the server's own timestamps, between consecutive events of
-a sample of the last round's runs, per kind of step. Where rate x CPU/ep reaches
+of the machine's cores were busy (all processes), the ratio engine/loop and the engine's
+CPU per episode over the loop's (each the median of the rounds'); plus the engine's
+per-step overhead at 0 ms model latency. Targets: >= 0.9x at 50 ms latency, concurrency 1
+and 32; CPU per episode at most 2x the loop's (issue #33). With ``--hops``, each engine
+row is followed by where its episodes' time went: the median gap, in the server's own
+timestamps, between consecutive events of a sample of the last round's runs, per kind of
+step. Where rate x CPU/ep reaches
 ~1000 ms/s a process is bound by one core, not by the model's latency; where the busy
 cores reach the machine's count, the machine is the limit. Below each engine row at a
 concurrency above 1, the same arithmetic is done for the target: the cores the row's
@@ -443,9 +445,11 @@ async def main(
                     )
                     for variant, runs in engines.items():
                         ratios = [run.rate / loop.rate for run, loop in zip(runs, loops, strict=True)]
+                        cpu = [run.cpu_ms / loop.cpu_ms for run, loop in zip(runs, loops, strict=True)]
                         line = (
                             f"    engine, {variant.label:<43} {describe(runs)}"
                             f"  ratio {statistics.median(ratios):4.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+                            f"  CPU/ep {statistics.median(cpu):.1f}x the loop's ({min(cpu):.1f}-{max(cpu):.1f})"
                         )
                         if not variant.workers:
                             line += (
@@ -470,7 +474,10 @@ async def main(
                             f" {statistics.median(gains):4.2f}x ({min(gains):.2f}-{max(gains):.2f})",
                             flush=True,
                         )
-    print(f"\ntarget: ratio >= {TARGET_RATIO:.2f}x at 50 ms latency (both concurrencies)")
+    print(
+        f"\ntarget: ratio >= {TARGET_RATIO:.2f}x at 50 ms latency (both concurrencies);"
+        f" CPU per episode <= {CPU_TARGET:.0f}x the loop's (issue #33)"
+    )
 
 
 def median(runs: list[Measured], field: str) -> float:
@@ -484,6 +491,8 @@ def describe_hops(gaps: dict[str, float]) -> str:
 
 
 TARGET_RATIO = 0.9
+CPU_TARGET = 2.0
+"""Engine CPU per episode over the loop's, at most (issue #33); per round, like the ratio."""
 """The issue's target: the engine at this fraction of the loop's episodes per second."""
 
 
