@@ -16,10 +16,12 @@ class Recorded(msgspec.Struct, frozen=True):
     event: Event
 
 
-class Unreadable(msgspec.Struct, frozen=True):
+class Unreadable(msgspec.Struct, frozen=True, omit_defaults=True):
     """A stored message readers skip: it cannot be read as an event of its own subject."""
 
     seq: int
     subject: str
     reason: str
     """One line: why (undecodable, its offloaded body is gone, body and subject disagree)."""
+    lost: bool = False
+    """An engine-written event (it carries a message id) whose offloaded body is gone for good."""

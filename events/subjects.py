@@ -54,3 +54,8 @@ def subject_mismatch(subject: str, event: Event) -> str | None:
     if body_tag != tag:
         return f"the body's type {body_tag!r} is not the subject's {tag!r}"
     return None
+
+
+def type_filter(tag: str) -> str:
+    """Every run's events of one type (a consumer's filter subject)."""
+    return f"{RUN_PREFIX}.*.{tag}"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from events.base import Event
+from events.run import ProblemSubmitted
 from handlers.context import HandlerContext
 
 Handler = Callable[[Any, HandlerContext], Awaitable[Sequence[Event]]]
@@ -43,3 +44,15 @@ class Route:
 def routes_for(table: Sequence[Route], event_type: type[Event]) -> list[Route]:
     """Routes whose event type is exactly ``event_type``."""
     return [route for route in table if route.event_type is event_type]
+
+
+def delivered_types(table: Sequence[Route]) -> frozenset[type[Event]]:
+    """The event types a worker must receive by delivery.
+
+    An effect (a model, tool or grading call) runs on its event's delivery, and a
+    submission comes from outside the engine. Every other routed event is an output of
+    a handler, whose worker takes the decisions below it before acknowledging its input
+    (``engine.runtime.dispatcher``), so delivering it would only repeat them.
+    """
+    return frozenset({route.event_type for route in table if route.kind == "effect"} | {ProblemSubmitted})
+

@@ -17,6 +17,7 @@ import structlog
 
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.config.settings import Settings, default_data_dir
+from engine.nats.streams import delivered_subjects
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.projector import run_projector
 from engine.runtime.run_activity import RunActivity
@@ -99,7 +100,8 @@ async def _work(runtime: Any, dispatcher: Any, metrics_port: int | None, *, with
     """Dispatch until stopped, with metrics; the supervising process also runs the projector
     (one projector per engine: worker children would only repeat its work)."""
     projector_stop = asyncio.Event()
-    projector = asyncio.create_task(run_projector(runtime.log, projector_stop)) if with_projector else None
+    projector = (asyncio.create_task(run_projector(runtime.log, projector_stop, work_filter=delivered_subjects()))
+                 if with_projector else None)
     run_index = (asyncio.create_task(follow_run_index(runtime.log, default_data_dir(runtime.settings), projector_stop))
                  if with_projector else None)
     try:

@@ -670,7 +670,7 @@ async def describe(js: Any, stream: str, consumers: list[str]) -> dict[str, Any]
         out["consumers"].append(
             {
                 "name": name,
-                "filter": consumer.config.filter_subject,
+                "filter": consumer.config.filter_subjects or consumer.config.filter_subject,
                 "ack_wait_s": consumer.config.ack_wait,
                 "max_ack_pending": consumer.config.max_ack_pending,
                 "pending": consumer.num_pending,

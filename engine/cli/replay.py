@@ -29,13 +29,15 @@ from engine.console.argtypes import whole_number
 from engine.errors import EngineError, RunNotFound
 from engine.eventlog.port import EventLog
 from engine.plugins import load_plugins
-from engine.runtime.dispatcher import Dispatcher
+from engine.runtime.dispatcher import DecisionFailed, Dispatcher
 from engine.runtime.histories import RunHistories
 from events.codec import from_builtins, to_builtins
 from events.record import Recorded, Unreadable
 from events.run import ProblemSubmitted, RunStarted
-from handlers.catalog import Catalog, ExtensionMissing
+from handlers.catalog import Catalog, ExtensionMissing, builtin_catalog
+from handlers.context import Services
 from handlers.projections.registry import projections
+from handlers.routes import ROUTES
 from handlers.run_settings import RunSettingsError, recorded_policy_model
 from handlers.workflows import RUN_SECTIONS  # what a fork may override
 from replay.diff import diff_runs, render_diff
@@ -245,8 +247,17 @@ async def fork_run(event_log: EventLog, parent_run_id: str, *, at_seq: int, over
     for route_name, event_id in plan.handled:
         # The dispatcher's exactly-once key (engine/runtime/dispatcher.py: "<route>.<event id>").
         await event_log.mark_handled(f"{route_name}.{event_id}")
+    last_seq = 0
     for event in plan.events:
-        await event_log.append(event)
+        last_seq = (await event_log.append(event)).seq
+    # Only effects' events are delivered: a copied event that only deciders continue (a
+    # model's reply, say) is decided here, as the worker that recorded it would have.
+    continuing = Dispatcher(event_log, ROUTES, Services(catalog=catalog or builtin_catalog()))
+    try:
+        await continuing.settle(plan.run_id, set(plan.frontier), last_seq, decide_roots=True)
+    except DecisionFailed as exc:
+        msg = f"fork {plan.run_id} was copied, but it cannot continue: {exc}"
+        raise EngineError(msg) from exc
     return plan
 
 

@@ -8,11 +8,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from engine.errors import RunMovedOn
 from engine.eventlog.port import Appended, Delivery
 from engine.eventlog.stored import record_of, report_unreadable
-from engine.eventlog.subject_match import subject_matches
+from engine.eventlog.subject_match import filter_covers, subject_matches
 from events.base import Event
 from events.codec import DecodeError, UnknownEvent, decode, encode
 from events.record import Recorded, Unreadable
-from events.subjects import ALL_RUNS, parse_subject, subject_for
+from events.subjects import ALL_RUNS, parse_subject, subject_for, type_filter
 
 
 class InMemoryEventLog:
@@ -143,8 +143,10 @@ class InMemoryEventLog:
     async def last_seq(self) -> int:
         return len(self._messages)
 
-    async def work_queue(self, consumer: str) -> _MemoryWorkQueue:
-        state = self._consumers.setdefault(consumer, _Consumer(ALL_RUNS))
+    async def work_queue(self, consumer: str, tags: Sequence[str] | None = None) -> _MemoryWorkQueue:
+        state = self._consumers.setdefault(consumer, _Consumer([]))
+        wanted = [ALL_RUNS] if tags is None else [type_filter(tag) for tag in tags]
+        state.patterns += [pattern for pattern in wanted if not filter_covers(state.patterns, pattern)]
         return _MemoryWorkQueue(self, state)
 
     def _next_delivery(self, state: _Consumer) -> Delivery | None:
@@ -180,7 +182,8 @@ class InMemoryEventLog:
             return state.redeliver.pop(0)
         while state.cursor < len(self._messages):
             state.cursor += 1
-            if subject_matches(state.pattern, self._messages[state.cursor - 1][0]):
+            subject = self._messages[state.cursor - 1][0]
+            if any(subject_matches(pattern, subject) for pattern in state.patterns):
                 return state.cursor
         return None
 
@@ -229,8 +232,8 @@ class _MemoryWorkQueue:
 
 
 class _Consumer:
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
         self.cursor = 0
         self.redeliver: list[int] = []
         self.counts: dict[int, int] = {}

@@ -147,8 +147,12 @@ class EventStore(Protocol):
 class WorkSource(Protocol):
     """Where workers pull the events to handle."""
 
-    async def work_queue(self, consumer: str) -> WorkQueue:
-        """The durable work consumer ``consumer`` shared by every worker (at-least-once)."""
+    async def work_queue(self, consumer: str, tags: Sequence[str] | None = None) -> WorkQueue:
+        """The durable work consumer ``consumer`` shared by every worker (at-least-once).
+
+        ``tags``: the event types this worker needs delivered (``None``: every event). A
+        consumer whose filter leaves one of them out is widened to take it.
+        """
         ...
 
 

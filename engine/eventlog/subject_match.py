@@ -1,6 +1,8 @@
-"""NATS subject wildcard matching, for the in-memory log."""
+"""NATS subject wildcard matching: the in-memory log's filters, and whether a filter covers another."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def subject_matches(pattern: str, subject: str) -> bool:
@@ -15,3 +17,9 @@ def subject_matches(pattern: str, subject: str) -> bool:
         if token not in ("*", sub[index]):
             return False
     return len(pat) == len(sub)
+
+
+def filter_covers(filters: Sequence[str], wanted: str) -> bool:
+    """Whether a consumer filtered by ``filters`` receives every subject ``wanted`` matches
+    (a filter's wildcard covers the same wildcard, a literal token only itself)."""
+    return any(subject_matches(pattern, wanted) for pattern in filters)

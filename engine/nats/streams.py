@@ -10,9 +10,24 @@ from typing import Any
 from nats.js import api
 
 from engine.errors import StreamSetupError
+from events.base import tag_of
+from events.subjects import type_filter
+from handlers.routes import ROUTES
+from handlers.routing import delivered_types
 
 DEFAULT_DEFINITIONS = Path(__file__).resolve().parent / "stream_definitions"
 """Package data, so installed copies of the engine find them too (not only editable ones)."""
+
+
+DELIVERED_TYPES = "delivered types"
+"""A consumer's ``filter_subjects`` computed from the route table (:func:`delivered_subjects`)."""
+
+
+def delivered_subjects() -> list[str]:
+    """One filter subject per event type a worker needs delivered: those an effect reacts
+    to, and submissions (``handlers.routing.delivered_types``). The decisions below them
+    are taken by the worker that records their causes, so their events are not delivered."""
+    return sorted(type_filter(tag_of(event_type)) for event_type in delivered_types(ROUTES))
 
 
 @dataclass(frozen=True)
@@ -65,11 +80,15 @@ class Definitions:
 
 
 def _consumer_config(spec: dict[str, Any]) -> api.ConsumerConfig:
+    filters = spec.get("filter_subjects")
+    if filters == DELIVERED_TYPES:
+        filters = delivered_subjects()
     return api.ConsumerConfig(
         durable_name=spec["durable_name"],
         name=spec["durable_name"],
         description=spec.get("description"),
-        filter_subject=spec.get("filter_subject"),
+        filter_subject=None if filters else spec.get("filter_subject"),
+        filter_subjects=filters or None,
         ack_policy=api.AckPolicy(spec.get("ack_policy", "explicit")),
         ack_wait=float(spec.get("ack_wait_seconds", 30)),
         max_deliver=spec.get("max_deliver", -1),

@@ -5,6 +5,10 @@ published with ``Nats-Msg-Id``; outputs already in the run's history are not pub
 again; a KV record marks (effect, input) pairs that are done; an effector whose output
 is already recorded is not run again. A crash anywhere leads to a redelivery that
 produces the same outputs, never duplicates.
+
+Only the events an effect reacts to (and submissions) are delivered; a worker takes every
+decision below a delivered event's outputs itself, before acknowledging it
+(docs/workers.md, "Deciding below a delivery").
 """
 
 from __future__ import annotations
@@ -23,14 +27,16 @@ import structlog
 from engine.errors import EngineError, RunMovedOn
 from engine.eventlog.port import Delivery, EventLog, WorkQueue
 from engine.runtime.histories import RunHistories
-from events.base import Event, is_valid_run_id, tag_of
+from engine.runtime.rejections import record_rejection
+from events.base import Event, tag_of
 from events.codec import UnknownEvent
 from events.record import Recorded
-from events.run import RUN_ENDINGS, EventRejected, HandlerFailed, ProblemSubmitted, RunFailed
-from events.subjects import parse_subject, subject_for, subject_mismatch
+from events.run import RUN_ENDINGS, HandlerFailed, ProblemSubmitted, RunFailed
+from events.subjects import subject_for, subject_mismatch
 from handlers.context import HandlerContext, Services, derive_id
 from handlers.lifecycle import run_cancelled
 from handlers.routes import Route, routes_for
+from handlers.routing import delivered_types
 
 log = structlog.get_logger("apollo.dispatcher")
 
@@ -84,9 +90,9 @@ class Dispatcher:
         self.settings = settings or DispatcherSettings()
         self.histories = RunHistories(event_log)
         self._by_type: dict[type[Event], list[Route]] = {}
+        self.delivered = delivered_types(self.routes)
+        """Event types this worker needs delivered; it decides every other routed one itself."""
         self.handled = 0
-        self._decided_ahead: dict[str, asyncio.Future[bool]] = {}
-        """(route, event) pairs this worker decides before the event's delivery: done when settled."""
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._in_flight: dict[int, tuple[Delivery, float]] = {}
@@ -98,7 +104,7 @@ class Dispatcher:
     async def run(self) -> None:
         """Pull and handle until :meth:`stop`; then in-flight handlers get ``stop_grace``
         seconds to finish and the rest are handed back (see :meth:`_finish_or_hand_back`)."""
-        queue = await self.log.work_queue(self.settings.consumer)
+        queue = await self.log.work_queue(self.settings.consumer, sorted(tag_of(t) for t in self.delivered))
         slots = asyncio.Semaphore(self.settings.concurrency)
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
@@ -175,7 +181,8 @@ class Dispatcher:
                     await delivery.in_progress()
 
     async def handle(self, delivery: Delivery) -> None:
-        """Handle one delivery completely: outputs published, then ack (or nak/term)."""
+        """Handle one delivery completely: its routes' outputs and every decision below
+        them recorded, then ack (or nak/term)."""
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(stream_seq=delivery.seq, subject=delivery.subject)
         event = delivery.event
@@ -194,35 +201,32 @@ class Dispatcher:
         structlog.contextvars.bind_contextvars(run_id=event.run_id, event_id=event.event_id, tag=tag)
         if self.observer is not None and delivery.deliveries > 1:
             self.observer.redelivered(tag, delivery.deliveries)
+        ended = False
         try:
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
-            if self._decided_ahead:
-                routes = [route for route in routes if not await self._was_decided_ahead(route, event)]
-            appended: list[Recorded] = []
             if routes:
                 if delivery.expected_run_seq == 0 and delivery.deliveries == 1:
                     # Stored only if it opened its run, and never handled before: the
                     # history is this event alone, no read needed.
                     self.histories.begin(event.run_id, Recorded(delivery.seq, delivery.subject, event))
                 read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
+                # A redelivery or a fork may find part of what lies below already recorded.
+                settled = delivery.deliveries == 1 and not read.is_fork
+                appended: list[Recorded] = []
                 for route in routes:
                     if not read.stops(route):
-                        appended += await self._run_route(route, event, delivery, read)
+                        outputs, whole = await self._run_route(route, event, delivery, read)
+                        appended += outputs
+                        settled = settled and whole
+                ended = await self._decide_below(event, delivery.seq, appended, settled)
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return
-        # Acked before deciding ahead: the outputs are recorded, and each one's own delivery
-        # decides it if this worker stops first. The ack then leaves in the same write as
-        # the first decision's append instead of a write of its own.
         await delivery.ack()
         self.handled += 1
         if self.observer is not None:
             self.observer.acked(tag)
-        try:
-            await self._decide_ahead(appended)
-        except Exception as exc:  # noqa: BLE001 - acked already: each output's delivery decides it
-            log.warning("decide_ahead_failed", error=repr(exc))
-        if isinstance(event, RUN_ENDINGS):
+        if ended or isinstance(event, RUN_ENDINGS):
             # An ended run's events would only weigh on every full garbage collection.
             self.histories.forget(event.run_id)
 
@@ -234,19 +238,23 @@ class Dispatcher:
 
     async def _run_route(
         self, route: Route, event: Event, delivery: Delivery, read: _HistoryRead
-    ) -> list[Recorded]:
-        """Run one route and publish its new outputs; returns those that extended the cache."""
+    ) -> tuple[list[Recorded], bool]:
+        """Run one route and publish its new outputs.
+
+        Returns the outputs that extended the cache, and whether they are all of the
+        route's outputs, each appended now and extending the cache.
+        """
         key = f"{route.name}.{event.event_id}"
         # Only an effect is checked: one redelivered, or a request a fork copied together
         # with its result (the fork marks those handled before appending them). Deciders
         # are simply decided again: outputs already in the history are not published twice.
         may_be_handled = route.kind == "effect" and (delivery.deliveries > 1 or read.is_fork)
         if may_be_handled and await self.log.was_handled(key):
-            return []
+            return [], False
         caused = read.caused
         if route.kind == "effect" and _already_effected(caused, event, route):
             await self.log.mark_handled(key)
-            return []
+            return [], False
         ctx = HandlerContext(
             event=event,
             handler=route.name,
@@ -260,68 +268,110 @@ class Dispatcher:
         outputs = await route.handler(event, ctx)
         if self.observer is not None:
             self.observer.handled(tag_of(type(event)), route.name, time.perf_counter() - started)
-        appended = await self._publish(event.run_id, [o for o in outputs if o.event_id not in caused], delivery.seq)
+        fresh = [o for o in outputs if o.event_id not in caused]
+        appended, whole = await self._publish(event.run_id, fresh, delivery.seq)
         if route.kind == "effect":
             # Deciders need no mark: on a redelivery their outputs are in the history (and
             # not published again) and re-running a pure decider costs less than the mark.
             await self.log.mark_handled(key)
         log.debug("event_handled", outputs=len(outputs))
-        return appended
+        return appended, whole and len(fresh) == len(outputs)
 
-    async def _decide_ahead(self, appended: Sequence[Recorded], depth: int = 0) -> None:
-        """Run the deciders of events this worker just appended, before their delivery.
+    async def _decide_below(self, root: Event, root_seq: int, appended: Sequence[Recorded], settled: bool) -> bool:
+        """Take every decision below ``root``'s outputs, before ``root`` is acknowledged.
 
-        A decider is a pure function of its run's history up to its input, and the cache
-        holds exactly that prefix (the appends extended it with no gap), so the outcome is
-        the one the delivery would produce, with the same ids: wherever the delivery lands,
-        handling it publishes nothing new. This takes a bus round trip per decision off a
-        run's critical path. Events with an effect among their routes wait for delivery.
+        Events with only deciders among their routes are never delivered: the worker that
+        handles their cause decides them, and so on down to the next effect's event, which
+        is delivered. ``settled`` says ``appended`` are all of ``root``'s outputs, just
+        appended with no gap in the cache: then each decision is taken on the cache alone.
+        Otherwise (a redelivery, a fork, another writer in between) the decisions are
+        taken on the run read back, where what is already recorded is not published again.
+        Returns whether the run ended below ``root`` with an ending that is not delivered
+        (the worker then lets the run go; a delivered ending does that on its delivery).
         """
-        if depth >= DECIDE_AHEAD_DEPTH:
-            return
+        ended = [False]
+        if settled and await self._decide_appended(appended, ended):
+            return ended[0]
+        return await self.settle(root.run_id, {root.event_id}, root_seq)
+
+    async def _decide_appended(self, appended: Sequence[Recorded], ended: list[bool]) -> bool:
+        """Decide below events this worker just appended, on its cache (depth first, as the
+        log then reads). Returns False where the cache cannot show that nothing is recorded
+        below them yet: the caller then reads the run back."""
         for record in appended:
             event = record.event
+            if type(event) in self.delivered:
+                continue  # its delivery handles it (and lets an ended run go)
+            if isinstance(event, RUN_ENDINGS):
+                ended[0] = True
             routes = [route for route in self._routes_for(type(event)) if route.applies_to(event)]
-            if not routes or any(route.kind != "decide" for route in routes):
+            if not routes:
                 continue
             cached = self.histories.cached(event.run_id)
             if not cached or cached[-1].seq < record.seq:
-                continue  # the run left the cache meanwhile (it ended): the delivery decides
+                return False  # the run left the cache meanwhile
             read = _HistoryRead(cached, event, record.seq)
             if read.cancelled:
                 continue
             for route in routes:
-                key = f"{route.name}.{event.event_id}"
-                settled = self._decided_ahead[key] = asyncio.get_running_loop().create_future()
-                if len(self._decided_ahead) > DECIDED_AHEAD_KEPT:  # their deliveries went to other workers
-                    del self._decided_ahead[next(iter(self._decided_ahead))]
-                ctx = HandlerContext(event=event, handler=route.name, history=read.history,
-                                     services=self._decider_services,
-                                     typed_settings=self.histories.settings(event.run_id, record.seq))
-                try:
-                    outputs = await route.handler(event, ctx)
-                    more = await self._publish(
-                        event.run_id, [o for o in outputs if o.event_id not in read.caused], record.seq
-                    )
-                except Exception as exc:  # noqa: BLE001 - the delivery will decide (and retry, and record)
-                    log.debug("decide_ahead_skipped", handler=route.name, error=repr(exc))
-                    settled.set_result(False)  # a delivery waiting on it must never hang
+                outputs = await self._decide(route, event, read, record.seq)
+                fresh = [o for o in outputs if o.event_id not in read.caused]
+                more, whole = await self._publish(event.run_id, fresh, record.seq)
+                if not whole or len(fresh) != len(outputs) or not await self._decide_appended(more, ended):
+                    return False
+        return True
+
+    async def settle(self, run_id: str, roots: set[str], after_seq: int, *, decide_roots: bool = False) -> bool:
+        """Take every decision still missing below ``roots`` (and of ``roots`` themselves,
+        with ``decide_roots``) on the run read back up to at least ``after_seq``.
+
+        Each pass reads what is new, decides the undelivered events below the roots that
+        this walk has not decided yet, and publishes the outputs not yet recorded; it
+        ends when a pass finds nothing left. Returns whether the run has ended (with an ending that is not delivered).
+        """
+        decided: set[str] = set()
+        while True:
+            records = await self.histories.latest(run_id, after_seq)
+            below = set(roots)
+            todo = []
+            for record in records:
+                event = record.event
+                if event.event_id in roots:
+                    if decide_roots and event.event_id not in decided and type(event) not in self.delivered:
+                        todo.append(record)
+                elif event.causation_id in below:
+                    below.add(event.event_id)
+                    if event.event_id not in decided and type(event) not in self.delivered:
+                        todo.append(record)
+            if not todo:
+                return any(isinstance(r.event, RUN_ENDINGS) and type(r.event) not in self.delivered for r in records)
+            for record in todo:
+                event = record.event
+                decided.add(event.event_id)
+                read = _HistoryRead(records, event, record.seq)
+                if read.cancelled:
                     continue
-                settled.set_result(True)
-                await self._decide_ahead(more, depth + 1)
+                for route in self._routes_for(type(event)):
+                    if route.applies_to(event):
+                        outputs = await self._decide(route, event, read, record.seq)
+                        await self._publish(run_id, [o for o in outputs if o.event_id not in read.caused], record.seq)
 
-    async def _was_decided_ahead(self, route: Route, event: Event) -> bool:
-        """Whether this worker already took the decision (waiting for it if it is under way)."""
-        settled = self._decided_ahead.pop(f"{route.name}.{event.event_id}", None)
-        return settled is not None and await settled
+    async def _decide(self, route: Route, event: Event, read: _HistoryRead, seq: int) -> Sequence[Event]:
+        """One decider's outputs; its failure is raised as :class:`DecisionFailed`, naming it."""
+        ctx = HandlerContext(event=event, handler=route.name, history=read.history, services=self._decider_services,
+                             typed_settings=self.histories.settings(event.run_id, seq))
+        try:
+            return await route.handler(event, ctx)
+        except Exception as exc:
+            raise DecisionFailed(event, route.name, exc) from exc
 
-    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> list[Recorded]:
+    async def _publish(self, run_id: str, outputs: Sequence[Event], input_seq: int) -> tuple[list[Recorded], bool]:
         """Append outputs in order; keep the history cache gap-free without re-reading.
 
         Each append expects the run's last sequence to be the cached one; when it holds,
         the output extends the cache, so the next event of this run needs no read. When
         another writer got in first, append unconditionally and let the next read fill in.
-        Returns the outputs that extended the cache.
+        Returns the outputs that extended the cache, and whether that is all of them.
         """
         extended: list[Recorded] = []
         expected = self.histories.last_seq(run_id) if self.histories.last_seq(run_id) >= input_seq else None
@@ -344,67 +394,41 @@ class Dispatcher:
             appended = await self.log.append(output)
             # Later reads of the run must reach this output (read-your-writes).
             self.histories.wrote(output.run_id, appended.seq)
-        return extended
+        return extended, len(extended) == len(outputs)
 
     async def _reject(self, delivery: Delivery, reason: str | None = None) -> None:
         """Undecodable bytes, or a body disagreeing with its subject: record why (on the
         subject's run when there is one) and ack."""
-        reason = reason or delivery.error or "undecodable"
-        log.error("event_rejected", reason=reason, seq=delivery.seq)
-        parsed = parse_subject(delivery.subject)
-        run_id = parsed[0] if parsed else None
-        if run_id and is_valid_run_id(run_id) and parsed[1] != "event.rejected":
-            excerpt = delivery.raw[:200].decode("utf-8", errors="replace")
-            rejected = EventRejected(
-                event_id=derive_id(f"seq-{delivery.seq}", "dispatcher", "rejected"),
-                run_id=run_id,
-                occurred_at=_now(),
-                subject=delivery.subject,
-                reason=reason,
-                stream_seq=delivery.seq,
-                excerpt=excerpt,
-            )
-            await self.log.append(rejected)
-            if delivery.lost:
-                await self._fail_run_that_lost(rejected)
+        await record_rejection(self.log, seq=delivery.seq, subject=delivery.subject,
+                               reason=reason or delivery.error or "undecodable", raw=delivery.raw, lost=delivery.lost)
         await delivery.ack()
 
-    async def _fail_run_that_lost(self, rejected: EventRejected) -> None:
-        """An event the engine wrote for this run lost its body for good: a run still going
-        would wait for it for ever, so it fails, saying which event it lost."""
-        # From the leader: a replica behind it could miss the run's ending and fail a finished run.
-        records = await self.log.read_run_from_leader(rejected.run_id, unreadable=[])
-        if any(isinstance(record.event, RUN_ENDINGS) for record in records):
-            return
-        await self.log.append(RunFailed(
-            event_id=derive_id(rejected.event_id, "dispatcher", "run-failed"),
-            run_id=rejected.run_id,
-            occurred_at=_now(),
-            causation_id=rejected.event_id,
-            reason=f"an event of this run is lost ({rejected.subject}): {rejected.reason}"[:500],
-        ))
-
-    async def _failed(self, delivery: Delivery, event: Event, exc: Exception) -> None:
+    async def _failed(self, delivery: Delivery, delivered: Event, exc: Exception) -> None:
+        """Retry the delivery, or give up on it and record why: the handler that failed,
+        against its own input (a decision below the delivered event names that event)."""
+        event, handler = delivered, structlog.contextvars.get_contextvars().get("handler", "?")
+        if isinstance(exc, DecisionFailed):
+            event, handler, exc = exc.event, exc.handler, exc.error
         # Broker trouble (a leader election, a restart) is retried for as long as it lasts:
         # only failures of the handler itself count towards giving up.
         gave_up = delivery.deliveries >= self.settings.max_deliveries and not _infrastructure(exc, self.log)
         if self.observer is not None:
-            handler = structlog.contextvars.get_contextvars().get("handler", "?")
             self.observer.failed(tag_of(type(event)), handler, gave_up)
         if not gave_up:
             delay = self._backoff(delivery.deliveries)
-            log.warning("handler_retry", error=repr(exc), deliveries=delivery.deliveries, delay=delay)
+            log.warning("handler_retry", error=repr(exc), handler=handler, deliveries=delivery.deliveries,
+                        delay=delay)
             await delivery.nak(delay)
             return
         detail = "".join(traceback.format_exception_only(exc)).strip()
-        log.error("handler_gave_up", error=detail, deliveries=delivery.deliveries)
+        log.error("handler_gave_up", error=detail, handler=handler, deliveries=delivery.deliveries)
         failure = HandlerFailed(
             event_id=derive_id(event.event_id, "dispatcher", "handler-failed"),
             run_id=event.run_id,
             occurred_at=_now(),
             causation_id=event.event_id,
             correlation_id=event.correlation_id,
-            handler=structlog.contextvars.get_contextvars().get("handler", "?"),
+            handler=handler,
             failed_event_id=event.event_id,
             failed_type=tag_of(type(event)),
             error=detail[:2000],
@@ -426,9 +450,21 @@ class Dispatcher:
             await delivery.nak(self._backoff(delivery.deliveries))
             return
         await delivery.term()
+        self.histories.forget(event.run_id)
 
     def _backoff(self, deliveries: int) -> float:
         return min(self.settings.backoff_max, self.settings.backoff_base * 2 ** max(0, deliveries - 1))
+
+
+class DecisionFailed(Exception):
+    """A decider below a delivered event failed: retried with that delivery, and recorded
+    against the decider's own input if it keeps failing."""
+
+    def __init__(self, event: Event, handler: str, error: Exception) -> None:
+        super().__init__(f"{handler} failed on {tag_of(type(event))} {event.event_id}: {error!r}")
+        self.event = event
+        self.handler = handler
+        self.error = error
 
 
 class _HistoryRead:
@@ -479,11 +515,6 @@ def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
     """An effector records exactly one output; if one exists the effect happened."""
     return any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
 
-
-DECIDE_AHEAD_DEPTH = 8
-"""How many decisions in a row one worker takes ahead of delivery."""
-DECIDED_AHEAD_KEPT = 65536
-"""Decided-ahead keys remembered; a forgotten one only costs re-running a pure decider."""
 
 EFFECT_LABELS = ("result",)
 """Effectors label their single output ``result`` so the dispatcher can recognise it."""

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import gc
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,8 @@ import structlog
 
 from engine.eventlog.port import EventLog
 from engine.eventlog.stored import report_unreadable
+from engine.eventlog.subject_match import filter_covers
+from engine.runtime.rejections import record_rejection
 from events.record import Recorded, Unreadable
 from handlers.projections.registry import Projection, projections
 from replay.errors import CheckpointUnusable
@@ -64,6 +66,9 @@ class Projector:
     max_cached_runs: int = 4096
     position: int = 0
     """Last stream sequence read."""
+    work_filter: Sequence[str] | None = None
+    """The work consumer's filter subjects, when this projector records the unreadable
+    messages outside it (no worker is delivered those): ``apollo up``'s projector does."""
     _runs: OrderedDict[str, _RunState] = field(default_factory=OrderedDict)
 
     async def catch_up(self) -> int:
@@ -80,7 +85,11 @@ class Projector:
                     await self.flush()
                     gc.collect(0)
         for found in skipped:  # reported once; the cursor moves past them so no poll reads them again
-            report_unreadable(found, None)
+            if self.work_filter is not None and not filter_covers(self.work_filter, found.subject):
+                await record_rejection(self.event_log, seq=found.seq, subject=found.subject, reason=found.reason,
+                                       lost=found.lost)
+            else:
+                report_unreadable(found, None)
             self.position = max(self.position, found.seq)
         await self.flush()
         return folded

@@ -92,14 +92,14 @@ async def test_an_event_after_a_run_ended_is_decided_on_its_whole_history() -> N
     try:
         await _until(lambda: _ended(log, run_id, 1), dispatcher)
         assert dispatcher.histories.cached(run_id) == []
-        # The same run is started again by hand: the decider must see all four events.
-        await log.append(RunStarted(event_id="late-start", run_id=run_id, occurred_at=submitted(run_id).occurred_at,
-                                    workflow="reason"))
+        # A late submission on the same run (delivered, as every effect's input is) starts it
+        # again: the decision below it must see all five events.
+        await log.append(submitted(run_id, event_id="late-submission"))
         await _until(lambda: _ended(log, run_id, 2), dispatcher)
     finally:
         dispatcher.stop()
         await asyncio.wait_for(working, 10)
-    assert flow.seen == [2, 4]
+    assert flow.seen == [2, 5]
 
 
 async def _ended(log: InMemoryEventLog, run_id: str, times: int) -> bool:

@@ -87,8 +87,13 @@ class Decider:
             return []  # deciding on a history without its own input: the bug under test
         return [ctx.new(RunCompleted, "done", done_reason="answer")]
 
+    async def watch(self, event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
+        return []
+
     def routes(self) -> list[Route]:
-        return [Route(RunStarted, self.finish, "decide", "finish")]
+        # The tests append RunStarted themselves; an effect on it has it delivered, so its
+        # decision is taken on the history read for that delivery.
+        return [Route(RunStarted, self.finish, "decide", "finish"), Route(RunStarted, self.watch, "effect", "watch")]
 
 
 async def _work_until_completed(log: Lagging, decider: Decider, run_ids: list[str]) -> Dispatcher:

@@ -73,7 +73,8 @@ async def test_two_workers_share_a_stream_without_duplicate_outputs(nats_server)
     try:
         for index in range(40):
             await logs[0].append(submitted(f"r-{index}"))
-        dispatchers = [Dispatcher(log, routes(), Services(), fast()) for log in logs]
+        # Fewer slots than submissions, so neither worker can hold them all.
+        dispatchers = [Dispatcher(log, routes(), Services(), fast(concurrency=8)) for log in logs]
         tasks = [asyncio.create_task(d.run()) for d in dispatchers]
         for _ in range(300):
             done = [await _has(logs[0], f"r-{i}", RunStarted) for i in range(40)]

@@ -22,7 +22,9 @@ from engine.app.operations import submission
 from engine.eventlog.memory import InMemoryEventLog
 from engine.nats.jetstream import PAYLOAD_HEADER, JetStreamEventLog
 from engine.nats.rollout_source import JetStreamRolloutSource
+from engine.nats.streams import delivered_subjects
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.runtime.projector import Projector
 from engine.testing.event_builders import started, submitted
 from engine.testing.harness import make_settings, services
 from events import ChatMessage, EventRejected, HandlerFailed, RunCompleted, RunFailed, Turn, encode
@@ -111,11 +113,14 @@ async def _has(log: Any, run_id: str, event_type: type) -> bool:
 
 async def _dispatch_until(log: Any, condition: Any, *, model: Any = None, observer: Observed | None = None,
                           routes: Sequence[Route] = ROUTES, settings: DispatcherSettings | None = None) -> None:
-    """Run the real routing table until ``condition()`` holds (bounded, so a stall fails the test)."""
+    """Run the real routing table until ``condition()`` holds (bounded, so a stall fails the test), with
+    the projector beside it as `apollo up` runs it (it records garbage on subjects no worker is delivered)."""
     svc = services(make_settings(), models=model or GatedModelOpen()) if routes is ROUTES else Services()
     dispatcher = Dispatcher(log, routes, svc, settings or DispatcherSettings(pull_timeout=0.05, backoff_base=0.0),
                             observer=observer)
     task = asyncio.create_task(dispatcher.run())
+    stop_projector = asyncio.Event()
+    projector = asyncio.create_task(Projector(log, poll=0.05, work_filter=delivered_subjects()).run(stop_projector))
     try:
         for _ in range(1500):
             if await condition():
@@ -124,7 +129,9 @@ async def _dispatch_until(log: Any, condition: Any, *, model: Any = None, observ
         raise AssertionError("condition not reached")
     finally:
         dispatcher.stop()
+        stop_projector.set()
         await asyncio.wait_for(task, 15)
+        await asyncio.wait_for(projector, 15)
 
 
 def GatedModelOpen() -> GatedModel:  # reads as the model it returns
@@ -169,8 +176,11 @@ async def test_stub_pointing_at_a_missing_object_neither_hangs_its_run_nor_break
     model = GatedModel()
     await event_log.append(submission("in-flight", "1+1?", ground_truth="2"))
     observed = Observed()
-    dispatch = asyncio.create_task(
-        _dispatch_until(event_log, lambda: _has(event_log, "in-flight", RunCompleted), model=model, observer=observed))
+
+    async def settled() -> bool:  # the stub's type is not delivered: the projector records it
+        return await _has(event_log, "in-flight", RunCompleted) and await _has(event_log, "in-flight", EventRejected)
+
+    dispatch = asyncio.create_task(_dispatch_until(event_log, settled, model=model, observer=observed))
     await asyncio.wait_for(model.called.wait(), 30)
     await js.publish("apollo.run.in-flight.model.responded", STUB, headers={PAYLOAD_HEADER: MISSING_DIGEST})
     model.release.set()

@@ -280,7 +280,8 @@ class JetStreamEventStore:
         try:
             body = await self.payloads.materialize(data, headers)
         except MISSING_PAYLOAD as exc:
-            report_unreadable(Unreadable(seq, subject, missing(exc)), unreadable)
+            lost = bool((headers or {}).get("Nats-Msg-Id"))
+            report_unreadable(Unreadable(seq, subject, missing(exc), lost), unreadable)
             return None
         return stored_inline(seq, subject, body, unreadable)
 

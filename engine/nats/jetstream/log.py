@@ -164,8 +164,8 @@ class JetStreamEventLog:
 
     # -- the work queue, handled marks and checkpoints -------------------------------
 
-    async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
-        return await self.work.work_queue(consumer)
+    async def work_queue(self, consumer: str, tags: Sequence[str] | None = None) -> JetStreamWorkQueue:
+        return await self.work.work_queue(consumer, tags)
 
     async def workers_active(self, consumer: str) -> bool:
         return await self.work.workers_active(consumer)

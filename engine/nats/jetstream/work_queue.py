@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 import nats.js.errors
 import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
+from nats.js import JetStreamContext, api
 
 from engine.errors import StreamSetupError
 from engine.eventlog.port import Delivery
+from engine.eventlog.subject_match import filter_covers
 from engine.nats.jetstream.errors import MISSING_PAYLOAD, missing
 from engine.nats.jetstream.event_store import EXPECTED_SEQ, EXPECTED_SEQ_SUBJECT
 from engine.nats.jetstream.payloads import Payloads
@@ -19,7 +21,7 @@ from engine.nats.jetstream.reply_subject import reply_fields
 from engine.nats.pull_consumer import ContinuousPull
 from events.base import Event
 from events.codec import MAX_BYTES, DecodeError, UnknownEvent, decode
-from events.subjects import run_filter
+from events.subjects import ALL_RUNS, run_filter, type_filter
 
 _log = structlog.get_logger("apollo.eventlog")
 
@@ -37,18 +39,40 @@ class WorkQueues:
         self.max_event_bytes = max_event_bytes
         self._queues: dict[str, JetStreamWorkQueue] = {}
 
-    async def work_queue(self, consumer: str) -> JetStreamWorkQueue:
+    async def work_queue(self, consumer: str, tags: Sequence[str] | None = None) -> JetStreamWorkQueue:
         queue = self._queues.get(consumer)
         if queue is None:
             try:
-                await self.js.consumer_info(self.stream, consumer)
+                info = await self.js.consumer_info(self.stream, consumer)
             except nats.js.errors.NotFoundError as exc:
                 msg = f"consumer {consumer!r} does not exist on stream {self.stream} (apply the stream definitions)"
                 raise StreamSetupError(msg) from exc
+            await self._cover(info.config, [ALL_RUNS] if tags is None else [type_filter(tag) for tag in tags])
             puller = ContinuousPull(self.nc, self.stream, consumer)
             await puller.start()
             queue = self._queues[consumer] = JetStreamWorkQueue(self.payloads, puller, self.max_event_bytes)
         return queue
+
+    async def _cover(self, config: api.ConsumerConfig, wanted: list[str]) -> None:
+        """Widen the consumer's filter to every subject in ``wanted`` it leaves out.
+
+        The definitions filter it to the events an effect reacts to; a worker whose routes
+        need more (a newer version, a test's own table) must still receive them.
+        """
+        current = filters_of(config)
+        missing = [subject for subject in wanted if not filter_covers(current, subject)]
+        if not missing:
+            return
+        _log.info("work_filter_widened", consumer=config.durable_name, added=missing)
+        # The server refuses overlapping filters: a wider subject replaces those it covers.
+        kept = [subject for subject in current if not filter_covers(missing, subject)]
+        widened = config.evolve(filter_subject=None, filter_subjects=[*kept, *missing])
+        try:
+            await self.js.add_consumer(self.stream, widened)
+        except nats.js.errors.Error as exc:
+            msg = (f"consumer {config.durable_name!r} does not deliver {', '.join(missing)}, which this worker "
+                   f"handles, and widening its filter failed: {exc} (apply the stream definitions)")
+            raise StreamSetupError(msg) from exc
 
     async def workers_active(self, consumer: str) -> bool:
         """Whether any worker pulls from ``consumer`` (a pull request is open) or holds one
@@ -119,6 +143,13 @@ class JetStreamWorkQueue:
             expected_run_seq=expected,
             lost=lost,
         )
+
+
+def filters_of(config: api.ConsumerConfig) -> list[str]:
+    """A consumer's filter subjects, whichever of the two fields holds them (none: everything)."""
+    if config.filter_subjects:
+        return list(config.filter_subjects)
+    return [config.filter_subject] if config.filter_subject else [">"]
 
 
 def expected_run_seq(headers: dict[str, str] | None, event: object) -> int | None:

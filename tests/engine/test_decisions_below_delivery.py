@@ -1,0 +1,241 @@
+"""Decisions below a delivery: only effects' events are delivered; the worker that records
+an event's cause takes the decisions on it before acknowledging that cause, once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+
+from engine.eventlog.memory import InMemoryEventLog
+from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
+from engine.testing.event_builders import submitted
+from events import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
+from events.base import Event
+from handlers.context import HandlerContext, Services
+from handlers.routes import Route
+
+
+class Flow:
+    """An effect that starts a run and a decider that completes it, counting both."""
+
+    def __init__(self, *, fail_first: int = 0) -> None:
+        self.starts: Counter[str] = Counter()
+        self.decisions: Counter[str] = Counter()
+        self.fail_first = fail_first
+        self.deciding = asyncio.Event()
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def start(self, event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
+        self.starts[event.run_id] += 1
+        return [ctx.new(RunStarted, "result", workflow="reason")]
+
+    async def finish(self, event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
+        self.decisions[event.run_id] += 1
+        self.deciding.set()
+        await self.release.wait()
+        if self.decisions[event.run_id] <= self.fail_first:
+            raise RuntimeError("not this time")
+        return [ctx.new(RunCompleted, "done", done_reason="answer")]
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(ProblemSubmitted, self.start, "effect", "start"),
+            Route(RunStarted, self.finish, "decide", "finish"),
+        ]
+
+
+def fast(**kwargs) -> DispatcherSettings:
+    return DispatcherSettings(pull_timeout=0.05, backoff_base=0.0, **kwargs)
+
+
+class CountingLog(InMemoryEventLog):
+    """A memory log that counts what its work queue hands out, by subject tag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delivered: Counter[str] = Counter()
+
+    async def work_queue(self, consumer: str, tags: Sequence[str] | None = None):
+        queue = await super().work_queue(consumer, tags)
+        pull = queue.pull
+
+        async def counted(batch: int, timeout: float):
+            deliveries = await pull(batch, timeout)
+            self.delivered.update(d.subject.split(".", 3)[3] for d in deliveries)
+            return deliveries
+
+        queue.pull = counted  # type: ignore[method-assign]
+        return queue
+
+
+async def run_workers(log: InMemoryEventLog, flow: Flow, run_ids: list[str], workers: int = 1,
+                      until: type[Event] = RunCompleted) -> None:
+    dispatchers = [Dispatcher(log, flow.routes(), Services(), fast()) for _ in range(workers)]
+    tasks = [asyncio.create_task(d.run()) for d in dispatchers]
+    try:
+        for _ in range(400):
+            if all([await _has(log, run_id, until) for run_id in run_ids]):
+                await asyncio.sleep(0.1)  # let the last deliveries be handled too
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("runs did not finish")
+    finally:
+        for dispatcher in dispatchers:
+            dispatcher.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
+
+
+async def _has(log: InMemoryEventLog, run_id: str, event_type: type[Event]) -> bool:
+    return any(isinstance(r.event, event_type) for r in await log.read_run(run_id))
+
+
+async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
+    return [type(r.event).__name__ for r in await log.read_run(run_id)]
+
+
+async def test_only_the_events_an_effect_reacts_to_are_delivered_and_each_decision_is_taken_once() -> None:
+    """Submissions are delivered; a decider's input never is, and its decision is taken once per run."""
+    log = CountingLog()
+    runs = [f"r-{index}" for index in range(5)]
+    for run_id in runs:
+        await log.append(submitted(run_id))
+    flow = Flow()
+    await run_workers(log, flow, runs)
+    assert log.delivered == Counter({"problem.submitted": 5})
+    assert flow.decisions == Counter(dict.fromkeys(runs, 1)) == flow.starts
+    for run_id in runs:
+        assert await _tags(log, run_id) == ["ProblemSubmitted", "RunStarted", "RunCompleted"]
+
+
+async def test_an_input_is_acknowledged_only_after_every_decision_below_it_is_recorded() -> None:
+    """While a decision below a delivered event is under way, that event is not yet acknowledged."""
+    log = InMemoryEventLog()
+    await log.append(submitted("r-held"))
+    flow = Flow()
+    flow.release.clear()
+    dispatcher = Dispatcher(log, flow.routes(), Services(), fast())
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        await asyncio.wait_for(flow.deciding.wait(), 5)
+        assert 1 not in log._consumers["apollo-workers"].acked  # the submission, seq 1
+        flow.release.set()
+        for _ in range(200):
+            if 1 in log._consumers["apollo-workers"].acked:
+                break
+            await asyncio.sleep(0.02)
+        assert await _has(log, "r-held", RunCompleted)
+        assert 1 in log._consumers["apollo-workers"].acked
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_worker_stopped_mid_chain_leaves_its_input_to_a_worker_that_takes_the_missing_decisions() -> None:
+    """A worker that stops while deciding hands its input back; the next takes the decision, the effect runs once."""
+    log = InMemoryEventLog()
+    await log.append(submitted("r-crash"))
+    flow = Flow()
+    flow.release.clear()
+    first = Dispatcher(log, flow.routes(), Services(), fast(stop_grace=0.05))
+    task = asyncio.create_task(first.run())
+    await asyncio.wait_for(flow.deciding.wait(), 5)
+    first.stop()  # its handler is cancelled mid-decision: as good as killed, for the log
+    await asyncio.wait_for(task, 10)
+    assert await _tags(log, "r-crash") == ["ProblemSubmitted", "RunStarted"]
+    flow.release.set()
+    await run_workers(log, flow, ["r-crash"])
+    assert await _tags(log, "r-crash") == ["ProblemSubmitted", "RunStarted", "RunCompleted"]
+    assert flow.starts["r-crash"] == 1  # the redelivered effect found its output recorded
+    assert flow.decisions["r-crash"] == 2
+
+
+async def test_a_decider_that_fails_once_is_retried_with_its_causes_delivery_without_a_recorded_failure() -> None:
+    """A decider failing below a delivery makes that delivery retry; the retry decides, nothing records a failure."""
+    log = InMemoryEventLog()
+    await log.append(submitted("r-retry"))
+    flow = Flow(fail_first=1)
+    await run_workers(log, flow, ["r-retry"])
+    events = [r.event for r in await log.read_run("r-retry")]
+    assert [type(e).__name__ for e in events] == ["ProblemSubmitted", "RunStarted", "RunCompleted"]
+    assert not any(isinstance(e, HandlerFailed) for e in events)
+    assert flow.decisions["r-retry"] == 2
+    assert flow.starts["r-retry"] == 1
+
+
+async def test_a_decider_that_keeps_failing_is_recorded_against_its_own_input() -> None:
+    """Giving up on a decision below a delivery records the decider and the event it failed on, then fails the run."""
+    log = InMemoryEventLog()
+    await log.append(submitted("r-broken"))
+    flow = Flow(fail_first=100)
+    await run_workers(log, flow, ["r-broken"], until=RunFailed)
+    events = [r.event for r in await log.read_run("r-broken")]
+    [failure] = [e for e in events if isinstance(e, HandlerFailed)]
+    [started] = [e for e in events if isinstance(e, RunStarted)]
+    assert failure.handler == "finish"
+    assert failure.failed_event_id == started.event_id and failure.failed_type == "run.started"
+    assert "not this time" in failure.error and failure.deliveries == fast().max_deliveries
+    assert flow.starts["r-broken"] == 1
+
+
+class ForeignWriterLog(InMemoryEventLog):
+    """A log where another writer records an event of the run just before the effect's output."""
+
+    async def append(self, event: Event, *, expected_run_seq: int | None = None):
+        if isinstance(event, RunStarted) and expected_run_seq is not None:
+            await super().append(EventRejected(
+                event_id=f"foreign-{event.run_id}", run_id=event.run_id, occurred_at=event.occurred_at,
+                subject="apollo.run.x.y", reason="a foreign writer", stream_seq=0, excerpt="",
+            ))
+        return await super().append(event, expected_run_seq=expected_run_seq)
+
+
+async def test_decisions_go_on_from_the_run_read_back_when_another_writer_got_in_between() -> None:
+    """When a foreign event lands before an output, the decisions below it are taken on the run read back."""
+    log = ForeignWriterLog()
+    runs = [f"r-moved-{index}" for index in range(3)]
+    for run_id in runs:
+        await log.append(submitted(run_id))
+    flow = Flow()
+    await run_workers(log, flow, runs)
+    for run_id in runs:
+        assert await _tags(log, run_id) == ["ProblemSubmitted", "EventRejected", "RunStarted", "RunCompleted"]
+    assert flow.decisions == Counter(dict.fromkeys(runs, 1))
+
+
+async def test_workers_sharing_a_queue_record_every_decision_once() -> None:
+    """Workers sharing a queue record each run's events exactly once."""
+    log = InMemoryEventLog()
+    runs = [f"r-shared-{index}" for index in range(20)]
+    for run_id in runs:
+        await log.append(submitted(run_id))
+    await run_workers(log, Flow(), runs, workers=3)
+    for run_id in runs:
+        ids = [r.event.event_id for r in await log.read_run(run_id)]
+        assert len(ids) == len(set(ids)) == 3
+
+
+async def test_a_worker_whose_table_needs_more_than_the_consumer_delivers_widens_it() -> None:
+    """A decider-only type is left out of the work consumer until a worker routes an effect on it."""
+    log = CountingLog()
+    flow = Flow()
+    await log.append(submitted("r-widen"))
+    await run_workers(log, flow, ["r-widen"])
+    await log.append(submitted("r-widen-2"))
+
+    async def effect_on_started(event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
+        return []
+
+    wider = Dispatcher(log, [*flow.routes(), Route(RunStarted, effect_on_started, "effect", "watch")],
+                       Services(), fast())
+    task = asyncio.create_task(wider.run())
+    try:
+        for _ in range(200):
+            if log.delivered["run.started"]:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        wider.stop()
+        await asyncio.wait_for(task, 10)
+    assert log.delivered["run.started"] >= 1
