@@ -102,7 +102,7 @@ async def _timed_round_trips(
     ``as_submitted``: each is appended as ``apollo submit`` does, on the condition that its
     run is new, which tells the worker the submission is the whole history. Otherwise a plain
     append: the worker cannot know that and reads the run before handling it (as for an
-    event in the middle of a run that no worker decided ahead).
+    event in the middle of a run that reaches a worker without its history cached).
     """
     dispatcher = Dispatcher(log, [Route(ProblemSubmitted, start, "decide", "start")], Services(),
                             DispatcherSettings(pull_timeout=5.0))

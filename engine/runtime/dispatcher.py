@@ -456,9 +456,10 @@ class Dispatcher:
         return min(self.settings.backoff_max, self.settings.backoff_base * 2 ** max(0, deliveries - 1))
 
 
-class DecisionFailed(Exception):
+class DecisionFailed(EngineError):
     """A decider below a delivered event failed: retried with that delivery, and recorded
-    against the decider's own input if it keeps failing."""
+    against the decider's own input if it keeps failing (classified by its cause, not as
+    an engine error: see ``Dispatcher._failed``)."""
 
     def __init__(self, event: Event, handler: str, error: Exception) -> None:
         super().__init__(f"{handler} failed on {tag_of(type(event))} {event.event_id}: {error!r}")

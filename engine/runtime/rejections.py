@@ -28,8 +28,10 @@ async def record_rejection(
     one; a lost engine-written body also fails the run if it is still going."""
     log.error("event_rejected", reason=reason, seq=seq, subject=subject)
     parsed = parse_subject(subject)
-    run_id = parsed[0] if parsed else None
-    if not run_id or not is_valid_run_id(run_id) or parsed[1] == "event.rejected":
+    if parsed is None:
+        return
+    run_id, tag = parsed
+    if not is_valid_run_id(run_id) or tag == "event.rejected":
         return
     rejected = EventRejected(
         event_id=derive_id(f"seq-{seq}", "dispatcher", "rejected"),
