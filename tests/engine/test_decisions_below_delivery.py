@@ -91,6 +91,14 @@ async def _has(log: InMemoryEventLog, run_id: str, event_type: type[Event]) -> b
     return any(isinstance(r.event, event_type) for r in await log.read_run(run_id))
 
 
+async def _submit(log: InMemoryEventLog, prefix: str, count: int) -> list[str]:
+    """Submit ``count`` runs named ``<prefix>-<n>``; their ids."""
+    runs = [f"{prefix}-{index}" for index in range(count)]
+    for run_id in runs:
+        await log.append(submitted(run_id))
+    return runs
+
+
 async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
     return [type(r.event).__name__ for r in await log.read_run(run_id)]
 
@@ -98,9 +106,7 @@ async def _tags(log: InMemoryEventLog, run_id: str) -> list[str]:
 async def test_only_the_events_an_effect_reacts_to_are_delivered_and_each_decision_is_taken_once() -> None:
     """Submissions are delivered; a decider's input never is, and its decision is taken once per run."""
     log = CountingLog()
-    runs = [f"r-{index}" for index in range(5)]
-    for run_id in runs:
-        await log.append(submitted(run_id))
+    runs = await _submit(log, "r", 5)
     flow = Flow()
     await run_workers(log, flow, runs)
     assert log.delivered == Counter({"problem.submitted": 5})
@@ -194,9 +200,7 @@ class ForeignWriterLog(InMemoryEventLog):
 async def test_decisions_go_on_from_the_run_read_back_when_another_writer_got_in_between() -> None:
     """When a foreign event lands before an output, the decisions below it are taken on the run read back."""
     log = ForeignWriterLog()
-    runs = [f"r-moved-{index}" for index in range(3)]
-    for run_id in runs:
-        await log.append(submitted(run_id))
+    runs = await _submit(log, "r-moved", 3)
     flow = Flow()
     await run_workers(log, flow, runs)
     for run_id in runs:
@@ -207,9 +211,7 @@ async def test_decisions_go_on_from_the_run_read_back_when_another_writer_got_in
 async def test_workers_sharing_a_queue_record_every_decision_once() -> None:
     """Workers sharing a queue record each run's events exactly once."""
     log = InMemoryEventLog()
-    runs = [f"r-shared-{index}" for index in range(20)]
-    for run_id in runs:
-        await log.append(submitted(run_id))
+    runs = await _submit(log, "r-shared", 20)
     await run_workers(log, Flow(), runs, workers=3)
     for run_id in runs:
         ids = [r.event.event_id for r in await log.read_run(run_id)]
