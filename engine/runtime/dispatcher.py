@@ -327,7 +327,8 @@ class Dispatcher:
 
         Each pass reads what is new, decides the undelivered events below the roots that
         this walk has not decided yet, and publishes the outputs not yet recorded; it
-        ends when a pass finds nothing left. Returns whether the run has ended (with an ending that is not delivered).
+        ends when a pass finds nothing left. Returns whether the run has ended (with an
+        ending that is not delivered).
         """
         decided: set[str] = set()
         while True:
@@ -337,12 +338,14 @@ class Dispatcher:
             for record in records:
                 event = record.event
                 if event.event_id in roots:
-                    if decide_roots and event.event_id not in decided and type(event) not in self.delivered:
-                        todo.append(record)
+                    wanted = decide_roots
                 elif event.causation_id in below:
                     below.add(event.event_id)
-                    if event.event_id not in decided and type(event) not in self.delivered:
-                        todo.append(record)
+                    wanted = True
+                else:
+                    continue
+                if wanted and event.event_id not in decided and type(event) not in self.delivered:
+                    todo.append(record)
             if not todo:
                 return any(isinstance(r.event, RUN_ENDINGS) and type(r.event) not in self.delivered for r in records)
             for record in todo:
