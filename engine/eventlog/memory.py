@@ -99,6 +99,9 @@ class InMemoryEventLog:
         overrides :meth:`read_run` to make replicas lag)."""
         return await InMemoryEventLog.read_run(self, run_id, after_seq=after_seq, unreadable=unreadable)
 
+    async def last_run_seq(self, run_id: str) -> int:
+        return self._last_run_seq(run_id)
+
     async def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0,
         unreadable: list[Unreadable] | None = None,

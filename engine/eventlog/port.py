@@ -106,6 +106,11 @@ class EventStore(Protocol):
         that may be behind: slower, for when a read must include what is known stored."""
         ...
 
+    async def last_run_seq(self, run_id: str) -> int:
+        """The sequence of the run's last recorded event (0 when it has none), as the
+        stream's leader knows it: a read reaching it holds everything recorded so far."""
+        ...
+
     def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0,
         unreadable: list[Unreadable] | None = None,

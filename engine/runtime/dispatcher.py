@@ -209,7 +209,11 @@ class Dispatcher:
                     # Stored only if it opened its run, and never handled before: the
                     # history is this event alone, no read needed.
                     self.histories.begin(event.run_id, Recorded(delivery.seq, delivery.subject, event))
-                read = _HistoryRead(await self.histories.latest(event.run_id, delivery.seq), event, delivery.seq)
+                # A redelivery's first handling (here or on another worker) may have
+                # recorded outputs this worker's cache has not seen: read up to the end.
+                records = await (self.histories.current if delivery.deliveries > 1 else self.histories.latest)(
+                    event.run_id, delivery.seq)
+                read = _HistoryRead(records, event, delivery.seq)
                 # A redelivery or a fork may find part of what lies below already recorded.
                 settled = delivery.deliveries == 1 and not read.is_fork
                 appended: list[Recorded] = []
@@ -332,7 +336,9 @@ class Dispatcher:
         """
         decided: set[str] = set()
         while True:
-            records = await self.histories.latest(run_id, after_seq)
+            # To the run's current end: below the roots may lie events another worker
+            # recorded (a first handling that failed further down) that this cache lacks.
+            records = await self.histories.current(run_id, after_seq)
             below = set(roots)
             todo = []
             for record in records:
@@ -363,6 +369,7 @@ class Dispatcher:
         """One decider's outputs; its failure is raised as :class:`DecisionFailed`, naming it."""
         ctx = HandlerContext(event=event, handler=route.name, history=read.history, services=self._decider_services,
                              typed_settings=self.histories.settings(event.run_id, seq))
+        structlog.contextvars.bind_contextvars(handler=route.name)  # a failed publish of its outputs names it
         try:
             return await route.handler(event, ctx)
         except Exception as exc:

@@ -67,6 +67,16 @@ class RunHistories:
         """
         return list(await self._refresh(run_id, max(seq, self._written.get(run_id, 0)), upto=None, exact=True))
 
+    async def current(self, run_id: str, seq: int) -> list[Recorded]:
+        """Everything the run has recorded so far (and at least up to ``seq``).
+
+        :meth:`latest` reaches the delivered event and this worker's own writes, which is
+        all a handler needs; a walk for what other workers recorded below an event (a
+        redelivery) needs the rest too. The leader says where the run ends, one request,
+        and the read goes that far (replicas first, then the leader).
+        """
+        return await self.latest(run_id, max(seq, await self._log.last_run_seq(run_id)))
+
     async def _refresh(self, run_id: str, seq: int, *, upto: int | None, exact: bool = False) -> list[Recorded]:
         records = self._runs.get(run_id)
         if records is None:

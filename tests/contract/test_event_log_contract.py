@@ -53,6 +53,15 @@ async def test_read_run_tags_reads_only_those_types_in_order(event_log) -> None:
     assert await event_log.read_run_tags("r-t", ["run.completed"]) == []
 
 
+async def test_last_run_seq_is_the_runs_last_event_and_zero_for_a_run_never_recorded(event_log) -> None:
+    """``last_run_seq`` names the run's last sequence, whoever appended after it; 0 for an unknown run."""
+    await event_log.append(submitted("r-l"))
+    last = await event_log.append(started("r-l"))
+    await event_log.append(submitted("r-m"))
+    assert await event_log.last_run_seq("r-l") == last.seq
+    assert await event_log.last_run_seq("r-never") == 0
+
+
 async def test_run_ids_lists_submitted_runs(event_log) -> None:
     """Every run with a submission is listed."""
     await event_log.append(submitted("r-x"))

@@ -12,6 +12,8 @@ from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.testing.event_builders import submitted
 from events import EventRejected, HandlerFailed, ProblemSubmitted, RunCompleted, RunFailed, RunStarted
 from events.base import Event
+from events.episode import EpisodeEnded
+from events.model import ModelCallRequested, ModelResponded
 from handlers.context import HandlerContext, Services
 from handlers.routes import Route
 
@@ -241,3 +243,68 @@ async def test_a_worker_whose_table_needs_more_than_the_consumer_delivers_widens
         wider.stop()
         await asyncio.wait_for(task, 10)
     assert log.delivered["run.started"] >= 1
+
+
+class FailsOnce(InMemoryEventLog):
+    """A memory log whose first append of a ``run.completed`` is not acknowledged (a failover)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = True
+
+    async def append(self, event: Event, *, expected_run_seq: int | None = None):
+        if isinstance(event, RunCompleted) and self.armed:
+            self.armed = False
+            raise TimeoutError("no acknowledgement: the stream is electing a leader")
+        return await super().append(event, expected_run_seq=expected_run_seq)
+
+
+class TwoWorkerChain:
+    """submitted -(effect)-> run.started -(decide)-> model.call_requested -(effect)->
+    model.responded -(decide)-> episode.ended -(decide)-> run.completed."""
+
+    async def start(self, event: ProblemSubmitted, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(RunStarted, "result", workflow="reason")]
+
+    async def ask(self, event: RunStarted, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(ModelCallRequested, "ask", call_id="c", role="policy", step=1, model="m")]
+
+    async def answer(self, event: ModelCallRequested, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(ModelResponded, "result", call_id="c", role="policy", step=1, text="4", model="m")]
+
+    async def end(self, event: ModelResponded, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(EpisodeEnded, "ended", done_reason="answer", reward=1.0, steps=1, invalid_turns=0)]
+
+    async def complete(self, event: EpisodeEnded, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(RunCompleted, "done", done_reason="answer")]
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(ProblemSubmitted, self.start, "effect", "start"),
+            Route(RunStarted, self.ask, "decide", "ask"),
+            Route(ModelCallRequested, self.answer, "effect", "answer"),
+            Route(ModelResponded, self.end, "decide", "end"),
+            Route(EpisodeEnded, self.complete, "decide", "complete"),
+        ]
+
+
+async def test_a_redelivery_to_a_worker_whose_cache_ends_at_its_input_finds_what_another_worker_recorded() -> None:
+    """Worker B records part of the chain below an input and fails; the redelivery goes to worker A,
+    whose cache ends exactly at that input: A reads the run to its end and takes the missing decision."""
+    log = FailsOnce()
+    chain = TwoWorkerChain()
+    await log.append(submitted("r-split"))
+    first, second = (Dispatcher(log, chain.routes(), Services(), fast()) for _ in range(2))
+    queue = await log.work_queue("apollo-workers", ["problem.submitted", "model.call_requested"])
+    [submission] = await queue.pull(1, 0.1)
+    await first.handle(submission)  # first writes run.started and model.call_requested: its cache ends there
+    [request] = await queue.pull(1, 0.1)
+    await second.handle(request)  # records model.responded and episode.ended, then run.completed fails
+    assert await _tags(log, "r-split") == [
+        "ProblemSubmitted", "RunStarted", "ModelCallRequested", "ModelResponded", "EpisodeEnded"]
+    [again] = await queue.pull(1, 0.1)
+    assert again.seq == request.seq and again.deliveries == 2
+    await first.handle(again)
+    assert await _tags(log, "r-split") == [
+        "ProblemSubmitted", "RunStarted", "ModelCallRequested", "ModelResponded", "EpisodeEnded", "RunCompleted"]
+    assert request.seq in log._consumers["apollo-workers"].acked

@@ -153,6 +153,15 @@ class JetStreamEventStore:
                 records.append(record)
             start = seq + 1
 
+    async def last_run_seq(self, run_id: str) -> int:
+        """One stream API request (answered by the leader, not a replica that may be
+        behind) for the last message under the run's subjects."""
+        try:
+            msg = await self.js.get_last_msg(self.stream, run_filter(run_id))
+        except nats.js.errors.NotFoundError:
+            return 0
+        return int(msg.seq or 0)
+
     async def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0,
         unreadable: list[Unreadable] | None = None,

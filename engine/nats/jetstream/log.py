@@ -135,6 +135,9 @@ class JetStreamEventLog:
     ) -> list[Recorded]:
         return await self.events.read_run_from_leader(run_id, after_seq=after_seq, unreadable=unreadable)
 
+    async def last_run_seq(self, run_id: str) -> int:
+        return await self.events.last_run_seq(run_id)
+
     def read_all(
         self, subject_filter: str | None = None, *, after_seq: int = 0,
         unreadable: list[Unreadable] | None = None,
