@@ -25,3 +25,8 @@ class Unreadable(msgspec.Struct, frozen=True, omit_defaults=True):
     """One line: why (undecodable, its offloaded body is gone, body and subject disagree)."""
     lost: bool = False
     """An engine-written event (it carries a message id) whose offloaded body is gone for good."""
+    excerpt: bytes = b""
+    """The stored bytes' first ``EXCERPT_BYTES``: what a rejection quotes."""
+
+
+EXCERPT_BYTES = 200

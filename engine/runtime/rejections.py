@@ -14,6 +14,7 @@ import structlog
 
 from engine.eventlog.port import EventLog
 from events.base import is_valid_run_id
+from events.record import EXCERPT_BYTES
 from events.run import RUN_ENDINGS, EventRejected, RunFailed
 from events.subjects import parse_subject
 from handlers.context import derive_id
@@ -40,7 +41,7 @@ async def record_rejection(
         subject=subject,
         reason=reason,
         stream_seq=seq,
-        excerpt=raw[:200].decode("utf-8", errors="replace"),
+        excerpt=raw[:EXCERPT_BYTES].decode("utf-8", errors="replace"),
     )
     await event_log.append(rejected)
     if lost:

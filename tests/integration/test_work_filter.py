@@ -110,6 +110,7 @@ async def test_garbage_on_an_undelivered_subject_is_recorded_by_the_projector_on
             await projector.catch_up()
         [junk] = [r.event for r in await log.read_run("r-junk") if isinstance(r.event, EventRejected)]
         assert junk.subject == "apollo.run.r-junk.model.responded" and "JSON" in junk.reason
+        assert junk.excerpt == "{oops"  # quoted as a worker's rejection quotes it
         lost = [type(r.event) for r in await log.read_run("r-lost")]
         assert lost.count(EventRejected) == 1 and lost.count(RunFailed) == 1
         assert await log.read_run("r-left") == []  # on a delivered subject: a worker's to reject
