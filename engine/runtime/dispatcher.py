@@ -217,12 +217,16 @@ class Dispatcher:
                 # A redelivery or a fork may find part of what lies below already recorded.
                 settled = delivery.deliveries == 1 and not read.is_fork
                 appended: list[Recorded] = []
+                cancelled = False
                 for route in routes:
-                    if not read.stops(route):
-                        outputs, whole = await self._run_route(route, event, delivery, read)
-                        appended += outputs
-                        settled = settled and whole
-                ended = await self._decide_below(event, delivery.seq, appended, settled)
+                    if read.stops(route):
+                        cancelled = True
+                        continue
+                    outputs, whole = await self._run_route(route, event, delivery, read)
+                    appended += outputs
+                    settled = settled and whole
+                # A cancellation is not delivered: the first delivery that finds one lets the run go.
+                ended = await self._decide_below(event, delivery.seq, appended, settled) or cancelled
         except Exception as exc:  # noqa: BLE001 - decide between retry and giving up
             await self._failed(delivery, event, exc)
             return

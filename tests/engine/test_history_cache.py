@@ -11,7 +11,7 @@ from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.runtime.histories import RunHistories
 from engine.testing.event_builders import submitted
-from events import ProblemSubmitted, RunCompleted, RunStarted
+from events import ProblemSubmitted, RunCancelled, RunCompleted, RunStarted
 from events.base import Event
 from events.record import Recorded
 from events.subjects import subject_for
@@ -154,3 +154,33 @@ async def test_a_submission_that_opened_its_run_is_handled_without_reading_histo
 
 async def _both_ended(log: InMemoryEventLog, run_ids: list[str]) -> bool:
     return all([await _ended(log, run_id, 1) for run_id in run_ids])
+
+
+async def test_a_cancelled_run_leaves_the_cache_at_the_first_delivery_that_finds_the_cancellation() -> None:
+    """A cancellation is not delivered; the next delivery of the run sees it, runs nothing and lets the run go."""
+    log = InMemoryEventLog()
+    run_id = "open-cancelled"
+    await log.append(submitted(run_id))
+    dispatcher = Dispatcher(log, Flow().routes(), Services(), DispatcherSettings(pull_timeout=0.05))
+    working = asyncio.create_task(dispatcher.run())
+    try:
+        await _until(lambda: _has_tag(log, run_id, "RunStarted"), dispatcher)
+        assert dispatcher.histories.cached(run_id)
+        await log.append(RunCancelled(event_id="cancel", run_id=run_id, occurred_at=submitted(run_id).occurred_at,
+                                      reason="asked", by="test"))
+        await log.append(submitted(run_id, event_id="after-the-cancellation"))
+        await _until(lambda: _acked_all(log), dispatcher)
+    finally:
+        dispatcher.stop()
+        await asyncio.wait_for(working, 10)
+    assert dispatcher.histories.cached(run_id) == []
+    assert (await _tags(log, run_id)).count("RunStarted") == 1  # the stopped effect recorded nothing
+
+
+async def _has_tag(log: InMemoryEventLog, run_id: str, tag: str) -> bool:
+    return tag in await _tags(log, run_id)
+
+
+async def _acked_all(log: InMemoryEventLog) -> bool:
+    state = log._consumers["apollo-workers"]
+    return state.cursor == len(log._messages) and not state.redeliver and len(state.acked) == 2
