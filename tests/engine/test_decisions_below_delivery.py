@@ -4,9 +4,12 @@ an event's cause takes the decisions on it before acknowledging that cause, once
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 from collections import Counter
 from collections.abc import Sequence
 
+from engine.errors import RunMovedOn
 from engine.eventlog.memory import InMemoryEventLog
 from engine.runtime.dispatcher import Dispatcher, DispatcherSettings
 from engine.testing.event_builders import submitted
@@ -308,3 +311,84 @@ async def test_a_redelivery_to_a_worker_whose_cache_ends_at_its_input_finds_what
     assert await _tags(log, "r-split") == [
         "ProblemSubmitted", "RunStarted", "ModelCallRequested", "ModelResponded", "EpisodeEnded", "RunCompleted"]
     assert request.seq in log._consumers["apollo-workers"].acked
+
+
+class FlakyLog(InMemoryEventLog):
+    """A memory log whose appends fail at random, some after storing (the acknowledgement lost), and
+    whose history reads and handled marks fail at random too."""
+
+    def __init__(self, seed: int, rate: float) -> None:
+        super().__init__()
+        self.random = random.Random(seed)
+        self.rate = rate
+        self.failures = 0
+
+    async def append(self, event: Event, *, expected_run_seq: int | None = None):
+        if self.random.random() >= self.rate:
+            return await super().append(event, expected_run_seq=expected_run_seq)
+        self.failures += 1
+        if self.random.random() < 0.5:
+            with contextlib.suppress(RunMovedOn):
+                await super().append(event, expected_run_seq=expected_run_seq)
+        await asyncio.sleep(0)
+        raise TimeoutError("no acknowledgement")
+
+    async def read_run(self, run_id: str, **window):
+        if self.random.random() < self.rate / 2:
+            self.failures += 1
+            raise TimeoutError("no replica answered")
+        return await super().read_run(run_id, **window)
+
+    async def mark_handled(self, key: str) -> None:
+        if self.random.random() < self.rate / 2:
+            self.failures += 1
+            raise TimeoutError("the marks bucket did not answer")
+        await super().mark_handled(key)
+
+
+class ThreeTurnChain(TwoWorkerChain):
+    """Like :class:`TwoWorkerChain`, with three model calls before the episode ends."""
+
+    async def end(self, event: ModelResponded, ctx: HandlerContext) -> Sequence[Event]:
+        if event.step < 3:
+            return [ctx.new(ModelCallRequested, "ask", call_id=f"c{event.step + 1}", role="policy",
+                            step=event.step + 1, model="m")]
+        return await super().end(event, ctx)
+
+    async def answer(self, event: ModelCallRequested, ctx: HandlerContext) -> Sequence[Event]:
+        return [ctx.new(ModelResponded, "result", call_id=event.call_id, role="policy", step=event.step,
+                        text="4", model="m")]
+
+
+async def test_runs_finish_with_every_event_once_when_appends_fail_at_random_on_workers_sharing_a_queue() -> None:
+    """Generated faults: appends refused or stored-but-unacknowledged, reads and marks failing, at random;
+    deliveries go to whichever of three workers pulls next. Every run ends, no event is recorded twice."""
+    expected = ["ProblemSubmitted", "RunStarted", *["ModelCallRequested", "ModelResponded"] * 3,
+                "EpisodeEnded", "RunCompleted"]
+    failures = 0
+    for seed in range(12):
+        log = FlakyLog(seed, rate=0.15)
+        for index in range(6):
+            await InMemoryEventLog.append(log, submitted(f"r-{seed}-{index}"))
+        chain = ThreeTurnChain()
+        dispatchers = [Dispatcher(log, chain.routes(), Services(), fast(concurrency=2)) for _ in range(3)]
+        tasks = [asyncio.create_task(d.run()) for d in dispatchers]
+        runs = [f"r-{seed}-{index}" for index in range(6)]
+        try:
+            for _ in range(500):
+                if all(["RunCompleted" in await _stored_tags(log, run_id) for run_id in runs]):
+                    break
+                await asyncio.sleep(0.02)
+        finally:
+            for dispatcher in dispatchers:
+                dispatcher.stop()
+            await asyncio.wait_for(asyncio.gather(*tasks), 10)
+        for run_id in runs:
+            assert await _stored_tags(log, run_id) == expected, f"seed {seed}, run {run_id}"
+        failures += log.failures
+    assert failures > 50  # the faults did happen
+
+
+async def _stored_tags(log: InMemoryEventLog, run_id: str) -> list[str]:
+    """The run's event types as stored (the test's own read goes round the injected faults)."""
+    return [type(r.event).__name__ for r in await InMemoryEventLog.read_run(log, run_id)]
