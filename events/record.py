@@ -25,8 +25,13 @@ class Unreadable(msgspec.Struct, frozen=True, omit_defaults=True):
     """One line: why (undecodable, its offloaded body is gone, body and subject disagree)."""
     lost: bool = False
     """An engine-written event (it carries a message id) whose offloaded body is gone for good."""
-    excerpt: bytes = b""
-    """The stored bytes' first ``EXCERPT_BYTES``: what a rejection quotes."""
+    excerpt: str = ""
+    """The stored bytes' start as text (:func:`excerpt_of`): what a rejection quotes."""
 
 
 EXCERPT_BYTES = 200
+
+
+def excerpt_of(data: bytes) -> str:
+    """The first ``EXCERPT_BYTES`` of a stored message, as text (undecodable bytes replaced)."""
+    return data[:EXCERPT_BYTES].decode("utf-8", errors="replace")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import structlog
 
 from events.codec import DecodeError, UnknownEvent, decode
-from events.record import EXCERPT_BYTES, Recorded, Unreadable
+from events.record import Recorded, Unreadable, excerpt_of
 from events.subjects import subject_mismatch
 
 log = structlog.get_logger("apollo.eventlog")
@@ -21,12 +21,12 @@ def record_of(seq: int, subject: str, data: bytes) -> Recorded | Unreadable | No
     try:
         event = decode(data)
     except DecodeError as exc:
-        return Unreadable(seq, subject, str(exc), excerpt=data[:EXCERPT_BYTES])
+        return Unreadable(seq, subject, str(exc), excerpt=excerpt_of(data))
     if isinstance(event, UnknownEvent):
         return None  # a newer version's event: not ours to read, and not broken
     mismatch = subject_mismatch(subject, event)
     if mismatch is not None:
-        return Unreadable(seq, subject, mismatch, excerpt=data[:EXCERPT_BYTES])
+        return Unreadable(seq, subject, mismatch, excerpt=excerpt_of(data))
     return Recorded(seq, subject, event)
 
 

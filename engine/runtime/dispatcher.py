@@ -30,7 +30,7 @@ from engine.runtime.histories import RunHistories
 from engine.runtime.rejections import record_rejection
 from events.base import Event, tag_of
 from events.codec import UnknownEvent
-from events.record import Recorded
+from events.record import Recorded, excerpt_of
 from events.run import RUN_ENDINGS, HandlerFailed, ProblemSubmitted, RunFailed
 from events.subjects import subject_for, subject_mismatch
 from handlers.context import HandlerContext, Services, derive_id
@@ -414,7 +414,8 @@ class Dispatcher:
         """Undecodable bytes, or a body disagreeing with its subject: record why (on the
         subject's run when there is one) and ack."""
         await record_rejection(self.log, seq=delivery.seq, subject=delivery.subject,
-                               reason=reason or delivery.error or "undecodable", raw=delivery.raw, lost=delivery.lost)
+                               reason=reason or delivery.error or "undecodable", excerpt=excerpt_of(delivery.raw),
+                               lost=delivery.lost)
         await delivery.ack()
 
     async def _failed(self, delivery: Delivery, delivered: Event, exc: Exception) -> None:

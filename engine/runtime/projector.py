@@ -87,7 +87,7 @@ class Projector:
         for found in skipped:  # reported once; the cursor moves past them so no poll reads them again
             if self.work_filter is not None and not filter_covers(self.work_filter, found.subject):
                 await record_rejection(self.event_log, seq=found.seq, subject=found.subject, reason=found.reason,
-                                       raw=found.excerpt, lost=found.lost)
+                                       excerpt=found.excerpt, lost=found.lost)
             else:
                 report_unreadable(found, None)
             self.position = max(self.position, found.seq)

@@ -14,7 +14,6 @@ import structlog
 
 from engine.eventlog.port import EventLog
 from events.base import is_valid_run_id
-from events.record import EXCERPT_BYTES
 from events.run import RUN_ENDINGS, EventRejected, RunFailed
 from events.subjects import parse_subject
 from handlers.context import derive_id
@@ -23,7 +22,7 @@ log = structlog.get_logger("apollo.rejections")
 
 
 async def record_rejection(
-    event_log: EventLog, *, seq: int, subject: str, reason: str, raw: bytes = b"", lost: bool = False
+    event_log: EventLog, *, seq: int, subject: str, reason: str, excerpt: str = "", lost: bool = False
 ) -> None:
     """Record why the message at ``seq`` cannot be read, on its subject's run when it names
     one; a lost engine-written body also fails the run if it is still going."""
@@ -41,7 +40,7 @@ async def record_rejection(
         subject=subject,
         reason=reason,
         stream_seq=seq,
-        excerpt=raw[:EXCERPT_BYTES].decode("utf-8", errors="replace"),
+        excerpt=excerpt,
     )
     await event_log.append(rejected)
     if lost:

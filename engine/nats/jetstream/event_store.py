@@ -37,7 +37,7 @@ from engine.nats.publisher import PublishRefused, StreamPublisher
 from engine.nats.transient import RETRY_FOR_S, is_transient, retrying
 from events.base import Event
 from events.codec import encode
-from events.record import EXCERPT_BYTES, Recorded, Unreadable
+from events.record import Recorded, Unreadable, excerpt_of
 from events.subjects import ALL_RUNS, RUN_PREFIX, run_filter, subject_for, subject_for_tag
 
 _log = structlog.get_logger("apollo.eventlog")
@@ -290,7 +290,7 @@ class JetStreamEventStore:
             body = await self.payloads.materialize(data, headers)
         except MISSING_PAYLOAD as exc:
             lost = bool((headers or {}).get("Nats-Msg-Id"))
-            report_unreadable(Unreadable(seq, subject, missing(exc), lost, excerpt=data[:EXCERPT_BYTES]), unreadable)
+            report_unreadable(Unreadable(seq, subject, missing(exc), lost, excerpt=excerpt_of(data)), unreadable)
             return None
         return stored_inline(seq, subject, body, unreadable)
 
