@@ -433,12 +433,30 @@ def _layout_start(text: str, floor: int, begin: int) -> int:
     return index
 
 
+def _untied_tilde(text: str, floor: int, kept: int, begin: int) -> int | None:
+    """Where a ``~`` in the layout ``text[kept:begin]`` before a box stands, when nothing is tied on
+    its left: there it is prose for "about" (``is ~\\boxed{42}``, ``$=~\\boxed{42}$``), never LaTeX's tie
+    (``Hence~\\boxed{42}``, ``x~=~\\boxed{42}``)."""
+    tilde = text.find("~", kept, begin)
+    if tilde < 0:
+        return None
+    before = text[tilde - 1] if tilde > floor else ""
+    if before in ("", " ", "\t", "\n", "$", "(", "[", "{", ","):
+        return tilde
+    if before in "=<>+-" and not (tilde - 2 >= floor and text[tilde - 2] == "~"):
+        return tilde
+    return None
+
+
 def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[int, int]) -> int:
     """Where what is written against a box (or the command around it) begins, reading left; no
     further back than :data:`CONTEXT_WINDOW` (a formula that runs further is taken whole up to there)."""
     floor = max(0, begin - CONTEXT_WINDOW)
     while begin > floor:
         kept = _layout_start(text, floor, begin)
+        about = _untied_tilde(text, floor, kept, begin)
+        if about is not None:
+            return about  # "~\boxed{42}": the tilde is read with the box, as "about"
         spaced = kept != begin
         if kept == floor:
             return begin if floor == 0 else floor

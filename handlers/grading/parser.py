@@ -670,8 +670,23 @@ class _Parser:
         if token.text in FUNCTIONS:
             return self.function(token.text)
         if len(token.text) == 2 and unit_named(token.text) is None and not token.roman:
-            return self.sympy.Mul(*(self.letter(Token("letter", char)) for char in token.text))
+            return self.letter_pair(token.text)
         raise self.unreadable(f"the word {token.text!r}")
+
+    def letter_pair(self, text: str) -> Any:
+        """Two letters side by side are two factors: a power, subscript or factorial after them
+        belongs to the second alone (``xy^2`` is x times y squared, never (xy)^2). With a capital
+        letter the pair may also name one thing (``AB^2``: the segment AB squared, or A times B
+        squared?), so a postfix after it is never guessed."""
+        if any(char.isupper() for char in text):
+            if self.at("punct", "^", "_", "!", "'"):
+                msg = f"a power, subscript or factorial after {text!r} (one name, or a product?)"
+                raise self.unreadable(msg)
+            return self.sympy.Mul(*(self.letter(Token("letter", char)) for char in text))
+        # The second letter goes back as a token of its own, read by the term rule as the next
+        # factor with its own postfix (and refused after a slash, as in a/bc).
+        self.tokens = [*self.tokens[: self.pos], Token("letter", text[1]), *self.tokens[self.pos :]]
+        return self.letter(Token("letter", text[0]))
 
     def command(self, token: Token) -> Any:
         sympy = self.sympy

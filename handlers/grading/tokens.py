@@ -202,6 +202,27 @@ _LAYOUT_WITH_ARGUMENT: Final = frozenset({"hspace", "hspace*", "kern", "mkern", 
 _HIDDEN: Final = frozenset({"phantom", "hphantom", "vphantom", "iffalse", "fi", "ignorespaces"})
 
 
+def _tilde_means_about(text: str, index: int, start: int, end: int) -> bool:
+    """Whether the ``~`` at ``index`` stands for "about" rather than LaTeX's tie.
+
+    A tie keeps two things on one line (``42~\\text{cm}``, ``x~=~4``), so it needs something
+    glued on its left. With nothing there (the start, a space, an opening bracket, a comma), or
+    after a relation or sign not tied on its own left (``x =~ 42``, ``x=~42``), it is the prose
+    sign for "about" (``~42``, ``x = ~42``), and an approximation is never the answer.
+    """
+    following = index + 1
+    while following < end and text[following] == " ":
+        following += 1
+    if following >= end:
+        return False  # a tie at the very end joins nothing and says nothing
+    before = text[index - 1] if index > start else ""
+    if before in ("", " ", "(", "[", "{", ","):
+        return True
+    if before in "=<>+-":
+        return not (index - 2 >= start and text[index - 2] == "~")
+    return False
+
+
 def tokenize(text: str) -> list[Token]:
     """Tokens of prepared ``text``; :class:`Unreadable` names the first thing not covered."""
     return _Tokenizer(text).run()
@@ -232,6 +253,9 @@ class _Tokenizer:
             elif char == "~":
                 if text.startswith("~~", index):
                     msg = "'~~' (Markdown strikethrough: what it marks is withdrawn)"
+                    raise Unreadable(msg)
+                if _tilde_means_about(text, index, start, end):
+                    msg = "'~' with nothing tied on its left (in prose, ~42 is about 42)"
                     raise Unreadable(msg)
                 self.layout = True
                 index += 1

@@ -2,9 +2,10 @@
 
 A reader reads the sentence a box stands in, not the box alone: ``It is not \\boxed{42}``,
 ``If it were \\boxed{42}``, ``\\boxed{42} is wrong``, ``\\boxed{42} thousand`` and
-``\\boxed{42}, which is incorrect`` do not answer 42. Braces are never drawn, so ``{3}{4}``
-shows 34 (not 3 times 4), and ``0^0`` has no value to equal anything. The templates are
-composed from parts at random, so the same class is tried in many wordings.
+``\\boxed{42}, which is incorrect`` do not answer 42, and neither does ``~42`` (about 42).
+Braces are never drawn, so ``{3}{4}`` shows 34 (not 3 times 4), and ``0^0`` has no value to
+equal anything. The templates are composed from parts at random, so the same class is tried
+in many wordings.
 """
 
 from __future__ import annotations
@@ -111,6 +112,30 @@ def indeterminate_power(gold: str, rng: random.Random) -> str | None:
         return None
     form = rng.choice(["0^0", "0^{0}", "\\infty^{0}", "\\infty^0"])
     return form if plain_integer(text) == 1 else f"{form} \\cdot {text}"
+
+
+@changing
+def tilde_for_about(gold: str, rng: random.Random) -> str | None:
+    """``~42``, ``x = ~42``, ``(~42)``: a ``~`` with nothing tied on its left is prose for "about",
+    not LaTeX's tie; an approximation is no answer."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    shape = rng.choice(["~{}", "~ {}", "x = ~{}", "x =~ {}", "x=~{}", "(~{})", "~~{}", "x \\approx~{}"])
+    return shape.format(text)
+
+
+@changing_reply
+def tilde_before_the_box(gold: str, rng: random.Random) -> str | None:
+    """``The answer is ~\\boxed{42}.``: a ``~`` right before the box with nothing tied on its left
+    reads as "about", so the box is no exact answer."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    lead = rng.choice(["The answer is ", "So the total is ", "", "Therefore ", "We get "])
+    shape = rng.choice(["~\\boxed{{{}}}", "$~\\boxed{{{}}}$", "~ \\boxed{{{}}}", "$x = ~\\boxed{{{}}}$",
+                        "$x =~\\boxed{{{}}}$", "(~\\boxed{{{}}})"])
+    return lead + shape.format(text) + rng.choice([".", "", "!"])
 
 
 @preserving_reply
