@@ -67,6 +67,16 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
     """The row's other fields (JSON-compatible), e.g. ``url``, ``level``, ``solution``."""
 
 
+GRADER_FIELDS: Final = ("choices",)
+"""Row fields a built-in grader reads from the problem's metadata (the ``choice`` grader checks
+the text written after a label against ``choices``); a submission carries them along."""
+
+
+def grader_metadata(problem: Problem) -> dict[str, Any]:
+    """The part of ``problem``'s row its grader reads: what a dataset run's submission carries."""
+    return {name: problem.metadata[name] for name in GRADER_FIELDS if name in problem.metadata}
+
+
 class RejectedRow(msgspec.Struct, frozen=True):
     """A row that was skipped, and why."""
 

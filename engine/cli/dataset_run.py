@@ -32,7 +32,15 @@ from engine.config.merge import deep_merge
 from engine.config.run_identity import other_digests, settings_digest
 from engine.config.settings import Settings, validate
 from engine.console.argtypes import number, whole_number
-from engine.datasets import DatasetError, DatasetLoad, Problem, group_id_for, load_problems, run_id_for
+from engine.datasets import (
+    DatasetError,
+    DatasetLoad,
+    Problem,
+    grader_metadata,
+    group_id_for,
+    load_problems,
+    run_id_for,
+)
 from engine.errors import EngineError
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.signals import stop_if_interrupted
@@ -327,7 +335,8 @@ async def _run_all(
                     workflow=args.workflow, config=run_config,
                     group_id=group_id_for(name, job.problem.problem_id, settings=digest),
                     sample_index=job.sample, group_size=samples,
-                    metadata={"dataset": name, "settings_digest": digest, "attempt": job.attempt},
+                    metadata={**grader_metadata(job.problem), "dataset": name, "settings_digest": digest,
+                              "attempt": job.attempt},
                 ))
             open_runs.add(job.run_id)
         await asyncio.sleep(0.2)

@@ -7,13 +7,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from handlers.domains.base import Domain
-from handlers.grading.choice import LETTERS, normalise_choice
+from handlers.grading.choice import LETTERS, read_label
 from handlers.grading.extraction import extract_final_answer
 
 
 def extract_choice(reply: str, answer: str | None) -> str | None:
-    """The letter in the reply's answer block (boxed or plain)."""
-    return normalise_choice(extract_final_answer(reply) or answer)
+    """The letter in the reply's answer block (boxed or plain); a label written with text after
+    it (``B) 12``) is kept whole, for the grader to check that text against the choices."""
+    final = extract_final_answer(reply) or answer
+    label = read_label(final)
+    if label is None:
+        return None
+    return label.letter if not label.rest else (final or "").strip()
 
 
 def format_choices(question: str, choices: Sequence[Any] | Mapping[str, Any]) -> str:

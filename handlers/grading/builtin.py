@@ -66,5 +66,5 @@ def hendrycks_grader(answer: str, ground_truth: str, metadata: Mapping[str, Any]
 
 
 def choice_grader(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:
-    """Multiple choice: the same letter after normalisation."""
+    """Multiple choice: the same letter, each side read by a closed grammar."""
     return grade_choice(answer, ground_truth, metadata)

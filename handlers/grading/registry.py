@@ -77,7 +77,7 @@ BUILTIN_GRADERS: Final[tuple[GraderSpec, ...]] = (
     GraderSpec("hendrycks", builtin.hendrycks_grader,
                "the Hendrycks MATH is_equiv string normaliser (the reference's grader C)", pooled=True,
                sources=_GRADING),
-    GraderSpec("choice", builtin.choice_grader, "multiple choice: same letter after normalisation",
+    GraderSpec("choice", builtin.choice_grader, "multiple choice: the same letter, read by a closed grammar",
                sources=_GRADING),
 )
 """The one table of built-in graders: the pool, the versions and the grading modes read it."""

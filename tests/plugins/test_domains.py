@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.app.operations import submission
-from engine.datasets import load_problems
+from engine.datasets import grader_metadata, load_problems
 from engine.models.router import ModelRouter
 from engine.plugins import RegistryGrader, load_plugins
 from engine.testing.harness import (
@@ -33,20 +33,40 @@ MCQ = ROOT / "examples" / "mcq"
 
 
 @pytest.mark.parametrize(("text", "letter"), [
-    ("(b)", "B"), ("B.", "B"), ("answer: b", "B"), ("\\boxed{B}", "B"), ("B) 12", "B"), ("d", "D"),
+    ("(b)", "B"), ("B.", "B"), ("answer: b", "B"), ("\\boxed{B}", "B"), ("d", "D"),
     ("The answer is C", "C"), ("Answer: (D)", "D"), ("\\text{A}", "A"), ("$\\boxed{\\text{c}}$", "C"),
     ("", None), ("12", None), ("a cat", None), ("none of these", None), ("AB", None), (None, None),
+    ("B) 12", None), ("A (wrong)", None), ("A. Actually B.", None), ("(A) or (B)", None), ("A: not sure", None),
 ])
 def test_choice_letters_are_normalised(text: str | None, letter: str | None) -> None:
-    """Common ways of writing a choice map to its upper-case letter; anything else to None."""
+    """A label alone maps to its upper-case letter; a label with text the choices cannot confirm, or anything
+    else, to None."""
     assert normalise_choice(text) == letter
 
 
-@given(st.text(max_size=200))
-def test_normalising_garbage_never_raises(text: str) -> None:
-    """Any text gives None or exactly one upper-case letter."""
-    letter = normalise_choice(text)
-    assert letter is None or (len(letter) == 1 and letter.isupper())
+CUBE = ["6", "8", "10", "12"]
+
+
+@pytest.mark.parametrize(("text", "letter"), [
+    ("D) 12", "D"), ("(D) 12", "D"), ("D. 12.", "D"), ("D: $12$", "D"), ("D) 10", None), ("(C) 12", None),
+    ("D) 12 edges, I think", None), ("D 12", None),
+])
+def test_a_label_with_text_is_read_only_when_the_text_is_that_choices_own(text: str, letter: str | None) -> None:
+    """``D) 12`` is D when choice D is 12; text that is another choice's, or anything more, leaves it unread."""
+    assert normalise_choice(text, CUBE) == letter
+    assert normalise_choice(text, dict(zip("ABCD", CUBE, strict=True))) == letter
+
+
+@given(letter=st.sampled_from("ABCD"), tail=st.text(min_size=1, max_size=30),
+       mark=st.sampled_from(["{}) ", "({}) ", "{}. ", "{}: ", "[{}] "]))
+def test_a_label_followed_by_anything_but_its_choice_never_scores(letter: str, tail: str, mark: str) -> None:
+    """Generated: a label then text with a letter or digit that is not that choice's own scores 0, even
+    for the right letter; the choice's own text after it scores 1."""
+    choices = ["red", "green", "blue", "black"]
+    own = choices["ABCD".index(letter)]
+    assert grade_choice(mark.format(letter) + own, letter, {"choices": choices}).score == 1.0
+    if any(char.isalnum() for char in tail) and own not in tail:
+        assert grade_choice(mark.format(letter) + tail, letter, {"choices": choices}).score == 0.0
 
 
 def test_choice_grader_compares_letters_and_explains_misses() -> None:
@@ -56,6 +76,8 @@ def test_choice_grader_compares_letters_and_explains_misses() -> None:
     assert "not a choice letter" in grade_choice("twelve", "C", {}).detail
     assert grade_choice("B", "12", {"choices": ["10", "12"]}).score == 1.0
     assert "ground truth" in grade_choice("B", "???", {}).detail
+    assert "lists no choices" in grade_choice("B) 12", "B", {}).detail
+    assert "not that choice's text" in grade_choice("B) 10", "B", {"choices": ["10", "12"]}).detail
 
 
 def test_choice_extraction_reads_the_answer_block() -> None:
@@ -83,7 +105,8 @@ async def test_multiple_choice_sample_is_solved_end_to_end_with_the_shipped_scri
     svc = services(settings, models=router, grader=RegistryGrader(ExactGrader(), catalog=catalog))
     problems = load_problems(MCQ / "sample.jsonl").problems
     for problem in problems:
-        await log.append(submission(f"mcq-{problem.problem_id}", problem.question, ground_truth=problem.ground_truth))
+        await log.append(submission(f"mcq-{problem.problem_id}", problem.question, ground_truth=problem.ground_truth,
+                                    metadata=grader_metadata(problem)))
     run_ids = [f"mcq-{p.problem_id}" for p in problems]
     await run_until_done(log, svc, run_ids)
     for run_id in run_ids:
