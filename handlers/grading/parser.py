@@ -605,9 +605,13 @@ class _Parser:
                 depth += {"{": 1, "}": -1}.get(token.text, 0) if token.kind == "punct" else 0
             label = "".join(t.text for t in self.tokens[inner_start : self.pos - 1])
         else:
-            label = self.take().text
+            token = self.take()
+            label = token.text
             if label.isdigit() and len(label) > 1 and first.kind != "num":
                 raise self.unreadable("a subscript of several digits without braces")
+            if token.kind == "word" and len(label) > 1:
+                # LaTeX subscripts one character: x_ab is x_a times b, never x_{ab}.
+                raise self.unreadable("a subscript of several letters without braces")
         if first.kind == "num":
             if not (label.isdigit() and first.text.isdigit() and 2 <= int(label) <= 36):
                 raise self.unreadable(f"a number with subscript {label!r}")

@@ -2,9 +2,10 @@
 
 Found on 2026-11-28 by probing the grader with answers it had not been tuned on:
 
-- ``ab^2`` against ``a^2b^2`` scored 1, and ``2^xy`` against ``2^{xy}``: two letters written
-  side by side were read as one factor, so a power, subscript or factorial after them (or
-  one letter after an unbraced ``^``) took both. A reader sees ``a b^2`` and ``2^x y``.
+- ``ab^2`` against ``a^2b^2`` scored 1, and ``2^xy`` against ``2^{xy}``, and ``x_ab`` against
+  ``x_{ab}``: two letters written side by side were read as one factor, so a power, subscript
+  or factorial after them (or an unbraced ``^`` or ``_`` before them) took both. A reader sees
+  ``a b^2``, ``2^x y`` and ``x_a b``.
 - ``a/bc`` against ``\\frac{a}{bc}`` scored 1: the letters after the slash were one factor,
   while ``1/2x`` was already refused as a guess.
 - ``~42`` and ``x = ~42`` against 42 scored 1: ``~`` was always LaTeX's tie (a space), but
@@ -31,6 +32,7 @@ WRONG = [
     ("ab^2", "a^2b^2", "one power read on both letters"),
     ("xy^2", "(xy)^2", "one power read on both letters"),
     ("2^xy", "2^{xy}", "an unbraced exponent is one letter"),
+    ("x_ab", "x_{ab}", "an unbraced subscript is one letter"),
     ("a/bc", "\\frac{a}{bc}", "a product after a slash is a guess"),
     ("1/ab", "\\frac{1}{ab}", "a product after a slash is a guess"),
     ("AB^2", "A^2B^2", "the segment AB squared, or A times B squared?"),
@@ -111,6 +113,14 @@ def test_an_unbraced_exponent_is_one_letter(pair: str, base: int) -> None:
     a, b = pair
     assert _score(f"{base}^{a}{b}", f"{b}\\cdot {base}^{{{a}}}") == 1.0
     assert _score(f"{base}^{a}{b}", f"{base}^{{{a}{b}}}") == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(pair=LOWER_PAIRS, name=st.sampled_from("xyzuvw"))
+def test_an_unbraced_subscript_is_never_two_letters(pair: str, name: str) -> None:
+    """Generated: ``x_ab`` is x_a times b in LaTeX; it never equals ``x_{ab}``."""
+    assert _score(f"{name}_{pair}", f"{name}_{{{pair}}}") == 0.0
+    assert _score(f"{name}_{{{pair}}}", f"{name}_{{{pair}}}") == 1.0
 
 
 @settings(max_examples=100, deadline=None)
