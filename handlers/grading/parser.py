@@ -704,7 +704,11 @@ class _Parser:
                 self.pos += 1
                 index = _plain_value(self.expression(), "a root index")
                 self.expect("punct", "]")
+            braced = self.at("punct", "{")
             radicand = self.argument()
+            if not braced and self.at("punct", "^"):
+                # \sqrt x^2 draws a 2 high beside a bare x: the root squared, or the root of x^2?
+                raise self.unreadable("a power right after a root's unbraced argument")
             index = sympy.Integer(2) if index is None else _checked(index)
             exponent = sympy.Rational(1, int(index)) if getattr(index, "is_Integer", False) and index != 0 else (
                 sympy.Pow(index, sympy.Integer(-1)))

@@ -33,6 +33,8 @@ WRONG = [
     ("xy^2", "(xy)^2", "one power read on both letters"),
     ("2^xy", "2^{xy}", "an unbraced exponent is one letter"),
     ("x_ab", "x_{ab}", "an unbraced subscript is one letter"),
+    ("\\sqrt x^2", "x", "the root squared, or the root of x^2 (|x|)?"),
+    ("\\sqrt 4^2", "4", "the root squared, or the root of 16?"),
     ("a/bc", "\\frac{a}{bc}", "a product after a slash is a guess"),
     ("1/ab", "\\frac{1}{ab}", "a product after a slash is a guess"),
     ("AB^2", "A^2B^2", "the segment AB squared, or A times B squared?"),
@@ -61,6 +63,7 @@ RIGHT = [
     ("42~\\text{cm}", "42", "a tie before a unit"),
     ("x~=~42", "42", "ties around the relation"),
     ("x~<~42", "x < 42", "ties around the relation"),
+    ("\\sqrt{x}^2", "x", "braces say the root is squared"),
     ("3~\\times~4", "12", "ties around the operator"),
     ("42~", "42", "a tie at the end joins nothing"),
 ]
