@@ -5,7 +5,7 @@ sometimes with the choice's text after it (``B) 12``). What is read is closed, s
 written with the letter is dropped unread:
 
 - wrappers around the whole answer: ``$``, ``\\boxed{}``, ``\\fbox{}``, ``\\text{}``,
-  ``\\textbf{}``, ``\\mathrm{}``, ``\\mathbf{}``;
+  ``\\textbf{}``, ``\\mathrm{}``, ``\\mathbf{}``, Markdown's ``**bold**``;
 - a leading announcement: ``answer:``, ``the correct choice is``, ``option``...;
 - the label: ``B``, ``(B)``, ``[B]``, ``B)``, ``B.``, ``B:``, then at most a full stop;
 - after a label with a delimiter, the text of that same choice (``B) 12`` when choice B is
@@ -28,6 +28,8 @@ _PREFIX = re.compile(
     re.IGNORECASE,
 )
 _WRAPPERS = re.compile(r"^\\(?:boxed|fbox|text|textbf|mathrm|mathbf)\s*\{(.*)\}$", re.DOTALL)
+_BOLD = re.compile(r"\*\*(.+)\*\*", re.DOTALL)
+"""Markdown bold around the whole answer (``**B**``): it changes how the label looks, not which it is."""
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LABEL = re.compile(r"\((?P<paren>[A-Za-z])\)|\[(?P<bracket>[A-Za-z])\]|(?P<bare>[A-Za-z])(?P<mark>[.):\]]?)")
 _SPACES = re.compile(r"\s+")
@@ -56,7 +58,7 @@ def read_label(text: str | None) -> Label | None:
     if len(_BOX.findall(value)) > 1:
         return None  # several boxed letters: a hedge, not a choice
     for _ in range(3):
-        unwrapped = _WRAPPERS.match(value)
+        unwrapped = _WRAPPERS.match(value) or _BOLD.fullmatch(value)
         if unwrapped is None:
             break
         value = unwrapped.group(1).strip().strip("$").strip()

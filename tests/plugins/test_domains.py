@@ -37,6 +37,7 @@ MCQ = ROOT / "examples" / "mcq"
     ("The answer is C", "C"), ("Answer: (D)", "D"), ("\\text{A}", "A"), ("$\\boxed{\\text{c}}$", "C"),
     ("", None), ("12", None), ("a cat", None), ("none of these", None), ("AB", None), (None, None),
     ("B) 12", None), ("A (wrong)", None), ("A. Actually B.", None), ("(A) or (B)", None), ("A: not sure", None),
+    ("**B**", "B"), ("**A** or **B**", None), ("**B** is wrong", None),
 ])
 def test_choice_letters_are_normalised(text: str | None, letter: str | None) -> None:
     """A label alone maps to its upper-case letter; a label with text the choices cannot confirm, or anything
