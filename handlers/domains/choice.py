@@ -16,9 +16,9 @@ def extract_choice(reply: str, answer: str | None) -> str | None:
     it (``B) 12``) is kept whole, for the grader to check that text against the choices."""
     final = extract_final_answer(reply) or answer
     label = read_label(final)
-    if label is None:
+    if final is None or label is None:
         return None
-    return label.letter if not label.rest else (final or "").strip()
+    return label.letter if not label.rest else final.strip()
 
 
 def format_choices(question: str, choices: Sequence[Any] | Mapping[str, Any]) -> str:

@@ -128,7 +128,7 @@ def grade_choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) ->
     given = normalise_choice(answer, choices)
     if given is None:
         label = read_label(answer)
-        if label is not None and label.rest:
+        if label is not None and label.rest and label.delimited:
             why = "is not that choice's text" if choice_text(choices, label.letter) is not None else (
                 "cannot be checked: the problem lists no choices")
             return Grade(score=0.0, method="choice",
@@ -139,13 +139,8 @@ def grade_choice(answer: str, ground_truth: str, metadata: Mapping[str, Any]) ->
 
 def _letter_of_choice_text(ground_truth: str, choices: object) -> str | None:
     """A ground truth written as the choice's text (``"12"``) rather than its letter."""
-    if isinstance(choices, Mapping):
-        pairs = [(str(key).strip().upper(), str(value)) for key, value in choices.items()]
-    elif isinstance(choices, list):
-        pairs = list(zip(LETTERS, (str(choice) for choice in choices), strict=False))
-    else:
-        return None
-    for letter, text in pairs:
-        if text.strip() == ground_truth.strip():
+    for letter in LETTERS:
+        text = choice_text(choices, letter)
+        if text is not None and text.strip() == ground_truth.strip():
             return letter
     return None

@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from handlers.grading.tokens import tilde_untied_on_left
+
 _MASKED_TAGS: Final = (
     "think",
     "python_code",
@@ -435,17 +437,10 @@ def _layout_start(text: str, floor: int, begin: int) -> int:
 
 def _untied_tilde(text: str, floor: int, kept: int, begin: int) -> int | None:
     """Where a ``~`` in the layout ``text[kept:begin]`` before a box stands, when nothing is tied on
-    its left: there it is prose for "about" (``is ~\\boxed{42}``, ``$=~\\boxed{42}$``), never LaTeX's tie
-    (``Hence~\\boxed{42}``, ``x~=~\\boxed{42}``)."""
+    its left (:func:`~handlers.grading.tokens.tilde_untied_on_left`): there it means "about"
+    (``is ~\\boxed{42}``, ``$=~\\boxed{42}$``), never LaTeX's tie (``Hence~\\boxed{42}``)."""
     tilde = text.find("~", kept, begin)
-    if tilde < 0:
-        return None
-    before = text[tilde - 1] if tilde > floor else ""
-    if before in ("", " ", "\t", "\n", "$", "(", "[", "{", ","):
-        return tilde
-    if before in "=<>+-" and not (tilde - 2 >= floor and text[tilde - 2] == "~"):
-        return tilde
-    return None
+    return tilde if tilde >= 0 and tilde_untied_on_left(text, tilde, floor) else None
 
 
 def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[int, int]) -> int:

@@ -202,25 +202,31 @@ _LAYOUT_WITH_ARGUMENT: Final = frozenset({"hspace", "hspace*", "kern", "mkern", 
 _HIDDEN: Final = frozenset({"phantom", "hphantom", "vphantom", "iffalse", "fi", "ignorespaces"})
 
 
-def _tilde_means_about(text: str, index: int, start: int, end: int) -> bool:
-    """Whether the ``~`` at ``index`` stands for "about" rather than LaTeX's tie.
+def tilde_untied_on_left(text: str, index: int, start: int = 0) -> bool:
+    """Whether the ``~`` at ``index`` has nothing tied on its left, so it is the prose sign for
+    "about" rather than LaTeX's tie.
 
     A tie keeps two things on one line (``42~\\text{cm}``, ``x~=~4``), so it needs something
-    glued on its left. With nothing there (the start, a space, an opening bracket, a comma), or
-    after a relation or sign not tied on its own left (``x =~ 42``, ``x=~42``), it is the prose
-    sign for "about" (``~42``, ``x = ~42``), and an approximation is never the answer.
+    glued on its left. With nothing there (``start``, a space, ``$``, an opening bracket, a comma),
+    or after a relation or sign not tied on its own left (``x =~ 42``, ``x=~42``), it means
+    "about" (``~42``, ``x = ~42``). The answer's tokenizer and the reply's box extraction both
+    ask this, so an answer and a box read the same ``~`` the same way.
     """
-    following = index + 1
-    while following < end and text[following] == " ":
-        following += 1
-    if following >= end:
-        return False  # a tie at the very end joins nothing and says nothing
     before = text[index - 1] if index > start else ""
-    if before in ("", " ", "(", "[", "{", ","):
+    if before == "" or before.isspace() or before in "$([{,":
         return True
     if before in "=<>+-":
         return not (index - 2 >= start and text[index - 2] == "~")
     return False
+
+
+def _tilde_means_about(text: str, index: int, start: int, end: int) -> bool:
+    """An untied ``~`` (:func:`tilde_untied_on_left`) with something after it: "about" that
+    something. A tie at the very end joins nothing and says nothing."""
+    following = index + 1
+    while following < end and text[following] == " ":
+        following += 1
+    return following < end and tilde_untied_on_left(text, index, start)
 
 
 def tokenize(text: str) -> list[Token]:

@@ -47,6 +47,7 @@ WRONG = [
     ("1, ~42", "1, 42", "about 42 in a list"),
     ("~\\frac{1}{2}", "\\frac{1}{2}", "about a half"),
     ("x = ~\\pi", "\\pi", "about pi"),
+    ("\\$~42", "42", "about 42 dollars: the answer and a reply's box share one tilde rule"),
 ]
 
 RIGHT = [
