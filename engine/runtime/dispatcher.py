@@ -529,7 +529,8 @@ class _HistoryRead:
 
 def _already_effected(caused: set[str], event: Event, route: Route) -> bool:
     """An effector records exactly one output; if one exists the effect happened."""
-    return any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
+    # A first delivery usually finds nothing caused yet: no ids to derive then.
+    return bool(caused) and any(derive_id(event.event_id, route.name, label) in caused for label in EFFECT_LABELS)
 
 
 EFFECT_LABELS = ("result",)

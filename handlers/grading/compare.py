@@ -314,6 +314,9 @@ class Comparer:
             return self.equations(as_equation, other) if named is pred else self.equations(other, as_equation)
         if isinstance(other, Relation):
             return unequal("not equal: a value against a relation")
+        if not _tuple_names_in_order(named):
+            return unequal("not equal: a tuple named out of alphabetical order against a value ((y, x) = (1, 2)"
+                           " is not (1, 2))")
         verdict = self.readings(named.value, other) if named is pred else self.readings(other, named.value)
         return Verdict(verdict.equal, f"{verdict.how} (the name {named.name} on one side only)")
 
@@ -350,6 +353,15 @@ def _names_in_order(collection: Collection) -> bool:
     if collection.kind != "list" or not all(isinstance(item, Assignment) for item in collection.items):
         return True
     names = [_squash(item.name) for item in collection.items]
+    return names == sorted(names) and len(set(names)) == len(names)
+
+
+def _tuple_names_in_order(assignment: Assignment) -> bool:
+    """``(x, y) = (1, 2)`` against a bare tuple: the names carry the order, as in :func:`_names_in_order`,
+    so ``(y, x) = (1, 2)`` is (2, 1) in the usual order and never equals (1, 2)."""
+    if not (isinstance(assignment.value, Collection) and assignment.value.kind == "tuple"):
+        return True
+    names = [_squash(name) for name in _squash(assignment.name).strip("()[]").split(",")]
     return names == sorted(names) and len(set(names)) == len(names)
 
 

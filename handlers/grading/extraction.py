@@ -4,14 +4,16 @@ Only the final answer counts. Reasoning (``<think>``) and tool traffic (code,
 retrieval queries, tool responses) are masked first, because a ``\\boxed{}`` that a
 model writes while thinking, or prints from code, is not an answer. Then:
 
-1. the last complete ``<answer>...</answer>`` block is taken (the text between the
-   last ``</answer>`` and the nearest ``<answer>`` before it); inside it the last
-   brace-matched ``\\boxed{...}`` (or ``\\fbox{...}``) wins, else the whole body;
+1. the last complete ``<answer>...</answer>`` block is taken (from the first ``<answer>``
+   after the previous ``</answer>`` to the last ``</answer>``, so an answer opened twice
+   keeps both); inside it the last brace-matched ``\\boxed{...}`` (or ``\\fbox{...}``)
+   wins, else the whole body;
 2. without an answer block, the last brace-matched ``\\boxed{...}`` left outside
-   think, tool blocks and fenced code is taken (plain chain-of-thought replies);
+   think and tool blocks is taken (plain chain-of-thought replies);
 3. otherwise there is no answer (``None``). Empty answers are ``None`` too.
 
-A ``<think>`` or tool block left open runs to the end of the text, and a closing
+Fenced code (```` ``` ````) is masked everywhere, answer blocks included: an answer tag or a box
+shown as code is not an answer. A ``<think>`` or tool block left open runs to the end of the text, and a closing
 ``</think>`` without an opening tag (chat templates often open it for the model)
 masks everything before it.
 
@@ -68,9 +70,9 @@ _HIDDEN_HTML = re.compile(
 
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
-    visible = mask_hidden(mask_reasoning_and_tools(text))
+    visible = _CODE_FENCE.sub("\n", mask_hidden(mask_reasoning_and_tools(text)))
     body = _last_answer_body(visible)
-    region = body if body is not None else _CODE_FENCE.sub("\n", visible)
+    region = body if body is not None else visible
     pairs = _brace_pairs(region)
     spans = top_level_box_spans(region, pairs)
     if len(spans) > MAX_FINAL_BOXES:
@@ -81,10 +83,21 @@ def extract_final_answer(text: str) -> str | None:
               for span, enclosing in zip(spans, outer, strict=True)]
     answers = [in_context(region, span, where) for span, where in zip(spans, bounds, strict=True)]
     if len({" ".join(answer.split()) for answer in answers}) > 1:
+        answers[-1] = _last_in_sentence(region, spans[-2][3], bounds[-1], answers[-1])
         return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
     if answers:
-        return _non_empty(in_sentence(region, bounds[-1], answers[-1]))
+        read = in_sentence(region, bounds[-1], answers[-1])
+        taken_back = later_sentence_taking_back(region, bounds[-1][1], answers[-1])
+        return _non_empty(read if taken_back is None else f"{read} {taken_back}")
     return _non_empty(body)
+
+
+def _last_in_sentence(region: str, previous_end: int, bounds: tuple[int, int], answer: str) -> str:
+    """The last of several different boxes with its sentence, read from where the box before it ends:
+    boxes of equal value but other text (``\\boxed{x = 42}`` ... ``it is not \\boxed{42}``) must not
+    hide that the final one is denied."""
+    floor = min(previous_end, bounds[0])
+    return in_sentence(region[floor:], (bounds[0] - floor, bounds[1] - floor), answer)
 
 
 MAX_FINAL_BOXES: Final = 64
@@ -172,12 +185,15 @@ def top_level_box_spans(text: str, pairs: dict[int, int] | None = None) -> list[
 
 
 def _last_answer_body(text: str) -> str | None:
-    """Body between the last ``</answer>`` and the nearest ``<answer>`` before it."""
-    closes = [m.start() for m in _ANSWER_CLOSE.finditer(text)]
+    """Body of the last answer block: from the first ``<answer>`` after the ``</answer>`` before the
+    last one, to the last ``</answer>``. An ``<answer>`` opened again inside it stays in the body
+    (``<answer>41<answer>42</answer>`` gives two answers, not the second alone)."""
+    closes = list(_ANSWER_CLOSE.finditer(text))
     if not closes:
         return None
-    opens = [m.end() for m in _ANSWER_OPEN.finditer(text, 0, closes[-1])]
-    return text[opens[-1] : closes[-1]] if opens else None
+    floor = closes[-2].end() if len(closes) > 1 else 0
+    first_open = _ANSWER_OPEN.search(text, floor, closes[-1].start())
+    return text[first_open.end() : closes[-1].start()] if first_open else None
 
 
 def mask_reasoning_and_tools(text: str) -> str:
@@ -232,8 +248,7 @@ def _non_empty(answer: str | None) -> str | None:
 
 _LEFT_BOUNDARY_COMMANDS: Final = frozenset({
     "quad", "qquad", "Rightarrow", "Longrightarrow", "rightarrow", "longrightarrow", "implies", "iff",
-    "therefore", "because", "to", "displaystyle", "textstyle", "left", "big", "Big", "bigg", "Bigg",
-    "hence", "thus", "colon",
+    "therefore", "because", "to", "hence", "thus", "colon",
 })
 """Commands that end what comes before a box (``x \\implies \\boxed{5}``): the box starts afresh."""
 _SPACING: Final = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad(?![A-Za-z]))+")
@@ -260,7 +275,7 @@ _CLOSING_PHRASE: Final = re.compile(
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
 _DENYING: Final = re.compile(
-    r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|"
+    r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|think|believe|"
     r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|old|former|"
     r"less|more|least|most|than|minus|negative|plus|times|twice|double|triple|half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|"
@@ -310,19 +325,25 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     is``, ``we get``), or the sentence holds a word that denies, supposes or changes a value
     (``not``, ``if``, ``wrongly``, ``at most``)."""
     begin, end = bounds
-    stop = _SENTENCE_END.search(text, end, end + CONTEXT_WINDOW)
+    stop = _sentence_stop(text, end)
     after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
     after = _MATH_DELIMITERS.sub(" ", after).strip()
     joined, later = _split_clause(after)
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
         joined = ""
-    after = " ".join(part for part in (joined, later if _DENYING.search(later) else "") if part)
+    keep_later = (_DENYING.search(later) or _continues_with_a_value(later)
+                  or _concludes_another_value(later, _prose_only(later), answer))
+    after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence = text[_sentence_start(text, begin) : begin]
+    if not _prose_only(sentence).strip(" \t*#>"):  # the box opens its line: a label may head it
+        sentence = _label_line_above(text, begin - len(sentence)) + sentence
     if len(sentence) >= CONTEXT_WINDOW:
         return LONG_SENTENCE
     before = _MATH_DELIMITERS.sub(" ", sentence)
-    clause = _CLAUSE_BREAK.split(_prose_only(sentence))[-1]
-    lead = before.strip() if _DENYING.search(before) or not _only_announces(clause) else ""
+    clauses = _CLAUSE_BREAK.split(_prose_only(sentence))
+    label = _label_before_colon(_prose_only(sentence))
+    announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
+    lead = before.strip() if _DENYING.search(before) or not announced else ""
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
@@ -333,8 +354,11 @@ _MATH_OPENED: Final = re.compile(r"(?:\$\$?|\\[(\[]).*\Z", re.DOTALL)
 
 
 def _prose_only(sentence: str) -> str:
-    """``sentence`` without its formulas (closed ones, and the one the box itself stands in):
-    ``3 + 2 =`` before a box is a computation, read by the grader's context rules, not prose."""
+    """``sentence`` without its formulas (closed ones, the one the box itself stands in, and other
+    boxes): ``3 + 2 =`` before a box is a computation, read by the grader's context rules, not prose,
+    and ``\\boxed{42} \\boxed{42}`` repeats the answer without saying a word."""
+    for start, _, _, end in reversed(top_level_box_spans(sentence)):
+        sentence = sentence[:start] + " " + sentence[end:]
     return _MATH_OPENED.sub(" ", _MATH_SEGMENT.sub(" ", sentence))
 
 
@@ -349,6 +373,133 @@ def _only_announces(clause: str) -> bool:
     if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
         return True
     return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1
+
+
+_VALUE_AFTER_BREAK: Final = re.compile(r"[,;]\s*(?:(?:or|and)\s+)?(?:[-+\u2212]?\s*\d|\\[A-Za-z])", re.IGNORECASE)
+_WORD: Final = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+
+
+def _continues_with_a_value(later: str) -> bool:
+    """Whether the clause after a box's comma or semicolon is another value (``\\boxed{42}, 43``,
+    ``\\boxed{2}; x + 1``, ``\\boxed{42}, or 41``): the box is one item of a list, so the list is the
+    answer. A clause of words (``, which checks out``) is not."""
+    if later[:1] not in ",;":
+        return False
+    return bool(_VALUE_AFTER_BREAK.match(later)) or not _WORD.search(later)
+
+
+def _label_line_above(text: str, line_start: int) -> str:
+    """The line above ``line_start`` when it ends with a colon (``Lower bound:`` over a box on a
+    line of its own), to be read as the box's label; else nothing."""
+    above = text[max(0, line_start - CONTEXT_WINDOW) : line_start].rstrip()
+    if not above.endswith(":"):
+        return ""
+    return above[above.rfind("\n") + 1 :] + " "
+
+
+def _label_before_colon(prose: str) -> str | None:
+    """The label a colon sets before the box's clause (``Lower bound: \\boxed{42}``), if the last
+    clause break before the box is a colon; it must announce the answer as the clause itself must."""
+    breaks = list(_CLAUSE_BREAK.finditer(prose))
+    if not breaks or breaks[-1].group() != ":":
+        return None
+    start = breaks[-2].end() if len(breaks) > 1 else 0
+    label = prose[start : breaks[-1].start()]
+    return label if label.strip(" *#_") else None
+
+
+_TAKING_BACK: Final = re.compile(
+    r"\b(?:not|no|never|nor|\w+n't|wait|actually|correction|edit|edited|oops|sorry|hmm+|instead|rather|however|"
+    r"unsure|uncertain|maybe|perhaps|might|could|scratch|disregard|ignore|typo|"
+    r"\w*(?:wrong|incorrect|mistak|error|erroneous|false|untrue|invalid|re-?check|reconsider|alternativ|retract|"
+    r"doubt|possib|approx|guess|estimat|contradict)\w*)\b",
+    re.IGNORECASE,
+)
+"""Words that take a stated answer back or leave it open, looked for in the sentences after the
+final box (``\\boxed{42}. Wait, that's wrong.``, ``Correction: 43.``)."""
+_STATES_AN_ANSWER: Final = re.compile(
+    r"\b(?:answers?|results?|solutions?)\b(?:\s+\w+){0,3}?\s*(?::|=|\b(?:is|are|was|were|be|equals?)\b)\s*"
+    r"(?P<value>(?:[-+\u2212]?\d|\$|\\[(\[A-Za-z]).*)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A sentence that states an answer's value (``The correct answer is 43``, ``the result should be
+$x+1$``); ``The solution is complete`` states none."""
+_SIGNED_NUMBER: Final = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_NOT_CONTENT: Final = re.compile(r"\s+|\$|\\[()\[\]]|[{}]")
+
+
+def _bare_text(text: str) -> str:
+    """``text`` without spaces, math delimiters and braces, to see whether two statements are one."""
+    return _NOT_CONTENT.sub("", text)
+
+
+def _restates(value: str, boxed: str) -> bool:
+    """Whether a later statement of the answer (``value``, to the sentence's end) says what the box
+    says: the same text, or the box's number followed by no further digit (``42 dollars``)."""
+    said = _bare_text(value).rstrip(".!?")
+    if said == boxed:
+        return True
+    return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not said[len(boxed):][:1].isdigit() \
+        and not re.match(r"[.,]\d", said[len(boxed):])
+
+
+def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
+    """Whether ``sentence`` is a value with at most announcing words around it (``Thus 43.``,
+    ``Therefore $x = 43$.``, ``$-(p - q)$``) that is not the box's (``So $x = 42$.`` is)."""
+    words = [word.lower() for word in re.findall(r"[A-Za-z']+", prose)]
+    if not all(word in _ANNOUNCING or len(word) == 1 for word in words):
+        return False
+    value = _bare_text(_value_of(sentence)).strip(".,;:!")
+    boxed = _bare_text(answer)
+    return bool(value) and value != boxed and not value.endswith("=" + boxed)
+
+
+def _value_of(sentence: str) -> str:
+    """``sentence`` without its announcing words and prose punctuation; formulas are kept whole."""
+    kept, at = [], 0
+    for math in _MATH_SEGMENT.finditer(sentence):
+        kept += [_PROSE_MARKS.sub(" ", _ANNOUNCING_WORD.sub(" ", sentence[at : math.start()])), math.group()]
+        at = math.end()
+    kept.append(_PROSE_MARKS.sub(" ", _ANNOUNCING_WORD.sub(" ", sentence[at:])))
+    return "".join(kept)
+
+
+_ANNOUNCING_WORD: Final = re.compile(
+    r"(?<![\\A-Za-z])(?:" + "|".join(sorted((re.escape(w) for w in _ANNOUNCING if w.isalpha() and len(w) > 1),
+                                              key=len, reverse=True)) + r")(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_PROSE_MARKS: Final = re.compile(r"[*#>`:,]")
+
+
+def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | None:
+    """The first sentence after the final box's own that takes the answer back, or ``None``.
+
+    A reader who meets ``\\boxed{42}`` and then ``Actually the answer is 41.`` has no final answer
+    to take: a later sentence with a word of :data:`_TAKING_BACK`, or one that states an answer or
+    result as a number the box does not hold (``The correct answer is 43.``), is returned to be
+    read with the box, which makes the answer unreadable. Sentences that only restate or check the
+    box (``So the answer is 42.``, ``Check: 6 x 7 = 42.``) are left out.
+    """
+    stop = _sentence_stop(region, box_end)
+    if stop is None:
+        return None
+    boxed = _bare_text(answer)
+    start = stop.end()
+    for end in [match.start() for match in _SENTENCE_END.finditer(region, start)] + [len(region)]:
+        sentence = " ".join(region[start:end].split())
+        start = end + 1
+        if not sentence.strip(" .!?"):
+            continue
+        prose = _prose_only(sentence)
+        if _TAKING_BACK.search(prose):
+            return sentence
+        stated = _STATES_AN_ANSWER.search(sentence)
+        if stated is not None and not _restates(stated.group("value"), boxed):
+            return sentence
+        if region[end : end + 1] == "?" or _concludes_another_value(sentence, prose, answer):
+            return sentence + region[end : end + 1]
+    return None
 
 
 def _split_clause(after: str) -> tuple[str, str]:
@@ -366,9 +517,33 @@ def _sentence_start(text: str, begin: int) -> int:
     floor = max(0, begin - CONTEXT_WINDOW)
     start = floor
     for match in _SENTENCE_END.finditer(text, floor, begin):
+        if match.group() == "\n" and _runs_on(text[start : match.start()]):
+            continue
         start = match.end()
     opening = text.lower().rfind("<answer>", floor, begin)
     return max(start, opening + len("<answer>") if opening >= 0 else 0)
+
+
+def _runs_on(line: str) -> bool:
+    """Whether a line break after ``line`` leaves its sentence open into the next line: the line ends
+    without a full stop and holds a denying word (``The answer is not`` or ``It is not:`` and then a
+    displayed ``\\boxed{42}``), so the denial is read with the box."""
+    prose = _MATH_DELIMITERS.sub(" ", _prose_only(line)).rstrip(" *_")
+    return bool(prose.strip()) and prose[-1] not in ".!?" and bool(_DENYING.search(prose))
+
+
+def _sentence_stop(text: str, end: int) -> re.Match[str] | None:
+    """Where the sentence after a box ends: as :data:`_SENTENCE_END`, but a line break before a line that
+    starts in lower case (``\\boxed{42}`` then ``which is wrong.``) continues the sentence."""
+    ceiling = end + CONTEXT_WINDOW
+    for match in _SENTENCE_END.finditer(text, end, ceiling):
+        if match.group() == "\n" and _LOWER_CASE_NEXT.match(text, match.end(), ceiling):
+            continue
+        return match
+    return None
+
+
+_LOWER_CASE_NEXT: Final = re.compile(r"(?:\s|\$|\\[(\[])*[a-z]")
 
 
 def in_context(text: str, span: tuple[int, int, int, int], bounds: tuple[int, int]) -> str:
@@ -394,7 +569,9 @@ def context_bounds(text: str, span: tuple[int, int, int, int], pairs: dict[int, 
     begin, end = start, finish
     if enclosing is not None:
         begin, end = _command_head(text, enclosing, pairs, closers), pairs[enclosing] + 1
-    return _left_context(text, begin, pairs, closers), _right_context(text, end, pairs)
+    left, right = _left_context(text, begin, pairs, closers), _right_context(text, end, pairs)
+    opened = _open_brackets(text[left:begin])
+    return left, _closed_brackets(text, right, opened, pairs) if opened else right
 
 
 _COMMAND_BEFORE: Final = re.compile(r"\\[A-Za-z]+\*?\s*$")
@@ -422,13 +599,15 @@ def _command_head(text: str, opening: int, pairs: dict[int, int], closers: dict[
 
 
 def _layout_start(text: str, floor: int, begin: int) -> int:
-    """Where the spaces, ``~``, ``$`` and thin spaces (``\\,``) just before ``begin`` start."""
+    """Where the spaces, line breaks, ``~``, ``$``, math delimiters (``\\[``, ``\\)``) and thin spaces
+    (``\\,``) just before ``begin`` start: a sign at the end of the line before a displayed box
+    (``x = -`` then ``\\[\\boxed{42}\\]``) is still written against it."""
     index = begin
     while index > floor:
         char = text[index - 1]
-        if char in " \t~$":
+        if char in " \t\r\n~$":
             index -= 1
-        elif char in ",;:!" and index - 2 >= floor and text[index - 2] == "\\":
+        elif char in ",;:!()[]" and index - 2 >= floor and text[index - 2] == "\\":
             index -= 2
         else:
             break
@@ -460,7 +639,7 @@ def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[in
         while letters > floor and text[letters - 1].isascii() and text[letters - 1].isalpha():
             letters -= 1
         if letters < kept and letters > floor and text[letters - 1] == "\\":
-            if text[letters:kept] in _LEFT_BOUNDARY_COMMANDS:
+            if text[letters:kept] in _LEFT_BOUNDARY_COMMANDS and not _sign_before_space(text, floor, letters - 1):
                 return begin
             begin = letters - 1
         elif last.isalnum() and not spaced:
@@ -474,9 +653,49 @@ def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[in
             begin = negated.start()
         elif last == "}" and not spaced and (kept - 1) in closers:
             begin = _command_head(text, closers[kept - 1], pairs, closers)
+        elif last in "([":
+            begin = kept - 1  # -(\boxed{21}): the bracket, and what is before it, belong to the box
+        elif last == "{" and kept - 2 >= floor and text[kept - 2] == "\\":
+            begin = kept - 2  # \{\boxed{42}\} is the set {42}
+        elif last.isdigit() and _THIN_SPACES.fullmatch(text, kept, begin):
+            begin = kept - 1  # 1\,\boxed{042} is drawn 1 042, one number
+        elif last == "," and kept - 2 >= floor and text[kept - 2].isdigit():
+            begin = kept - 1  # 1,\boxed{042} is drawn 1,042, and (1, \boxed{42}) is a pair
         else:
             return begin
     return begin
+
+
+_THIN_SPACES: Final = re.compile(r"(?:\\[,;:!])+")
+
+
+def _sign_before_space(text: str, floor: int, command: int) -> bool:
+    """Whether the command at ``command`` is a wide space (``\\quad``) right after a sign: ``-\\quad\\boxed{21}``
+    is drawn -  21, so the space does not part the sign from the box."""
+    if text[command : command + 5] not in ("\\quad", "\\qqua"):
+        return False
+    before = text[max(floor, command - 64) : command].rstrip(" $")
+    return before[-1:] in _SPACED_LEFT
+
+
+def _open_brackets(text: str) -> int:
+    """How many ``(`` and ``[`` written before a box are left open there (escaped ones aside)."""
+    plain = re.sub(r"\\.", "", text)
+    return max(0, plain.count("(") + plain.count("[") - plain.count(")") - plain.count("]"))
+
+
+def _closed_brackets(text: str, end: int, count: int, pairs: dict[int, int]) -> int:
+    """Past the ``count`` closing brackets after a box whose left context opened them, and what is
+    written against them (``-(\\boxed{21})^2``); a bracket left open makes the answer unreadable."""
+    ceiling = min(len(text), end + CONTEXT_WINDOW)
+    while count and end < ceiling:
+        spacing = _SPACING.match(text, end, ceiling)
+        after = spacing.end() if spacing else end
+        if after >= ceiling or text[after] not in ")]":
+            break
+        count -= 1
+        end = _right_context(text, after + 1, pairs)
+    return end
 
 
 def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
@@ -490,6 +709,8 @@ def _right_context(text: str, end: int, pairs: dict[int, int]) -> int:
             return end
         if after >= ceiling:
             return ceiling
+        if text.startswith("**", after) or text.count("\n", end, after) > 1:
+            return end  # Markdown bold, or a blank line: a new paragraph, not more of the formula
         char = text[after]
         command = _COMMAND_AT.match(text, after, ceiling)
         if command:

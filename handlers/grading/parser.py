@@ -267,6 +267,8 @@ class _Parser:
                 self.notes.append(f"'{token.text}' read as x{SCALE_WORDS[word]}")
             elif token.kind == "percent" or word in PERCENT_WORDS:
                 self.pos += 1
+                if any(unit.dimension == "percent" for unit, _ in units):
+                    raise self.unreadable("a second percent sign (42%% is no amount)")
                 units.append((unit_named("%"), 1))  # type: ignore[arg-type]
             elif token.kind == "currency":
                 self.pos += 1
@@ -393,6 +395,7 @@ class _Parser:
     def term(self) -> Any:
         sympy = self.sympy
         factors: list[Any] = []
+        start = self.pos
         left = self.power()
         if not _is_value(left):
             return left
@@ -412,12 +415,15 @@ class _Parser:
                 factors.append(sympy.Pow(self.value_power(), sympy.Integer(-1)))
                 divided = True
             elif self.starts_factor(token):
+                if self.after_a_decimal_point(token):
+                    msg = "a bracket of digits or a factor right after a decimal (0.(3) and 0.1(6) repeat digits)"
+                    raise self.unreadable(msg)
                 if divided:
                     # 1/2x is 1/(2x) to many readers and x/2 to others: neither is guessed.
                     msg = "a product written after a slash (1/2x: is x in the denominator?)"
                     raise self.unreadable(msg)
                 if token.kind == "num":
-                    mixed = self.mixed_number(factors, last_was_number, token)
+                    mixed = self.mixed_number(factors, last_was_number, token, start)
                     if mixed is not None:
                         factors[-1] = mixed
                         continue
@@ -431,7 +437,7 @@ class _Parser:
                 if self.pos in self.groups_ending_in_number and token.kind == "cmd" and token.text in FRACTIONS:
                     raise self.unreadable("a braced number before a fraction (a product or a mixed number?)")
                 if last_was_number and token.kind == "cmd" and token.text in FRACTIONS:
-                    mixed = self.mixed_fraction(factors)
+                    mixed = self.mixed_fraction(factors, start)
                     if mixed is not None:
                         factors[-1] = mixed
                         last_was_number = False
@@ -464,11 +470,11 @@ class _Parser:
     def starts_number_like(self, token: Token) -> bool:
         return token.kind == "cmd" and token.text in FRACTIONS | {"sqrt"}
 
-    def mixed_number(self, factors: list[Any], last_was_number: bool, token: Token) -> Any:
+    def mixed_number(self, factors: list[Any], last_was_number: bool, token: Token, start: int) -> Any:
         """``7 3/4`` (an integer, a plain space, a proper fraction of integers) is 7 + 3/4."""
         sympy = self.sympy
         previous = self.tokens[self.pos - 1]
-        if not (last_was_number and len(factors) == 1 and previous.text.isdigit() and token.text.isdigit()):
+        if not (last_was_number and self.only_the_numeral(factors, start) and token.text.isdigit()):
             return None
         if token.layout_before or not self.at("punct", "/", offset=1) or not self.at("num", offset=2):
             return None
@@ -482,11 +488,11 @@ class _Parser:
         self.notes.append("read as a mixed number")
         return sympy.Add(sympy.Integer(previous.text), sympy.Rational(int(token.text), int(denominator)))
 
-    def mixed_fraction(self, factors: list[Any]) -> Any:
+    def mixed_fraction(self, factors: list[Any], start: int) -> Any:
         """``137 \\frac{1}{2}``: an integer then a proper fraction of integers is a mixed number."""
         sympy = self.sympy
         previous = self.tokens[self.pos - 1]
-        if len(factors) != 1 or not previous.text.isdigit():
+        if not self.only_the_numeral(factors, start):
             return None
         saved = self.pos
         self.pos += 1
@@ -506,6 +512,25 @@ class _Parser:
             raise self.unreadable(msg)
         self.notes.append("read as a mixed number")
         return sympy.Add(sympy.Integer(previous.text), sympy.Rational(int(top), int(bottom)))
+
+    def after_a_decimal_point(self, token: Token) -> bool:
+        """Whether ``token`` would be read as a factor right after a decimal numeral in a way that is
+        also notation for repeating digits (``0.(3)``, ``0.1(6)``: 1/3 and 1/6, never 0 or 0.6), or
+        after a numeral ending in its point (``4.x``)."""
+        previous = self.tokens[self.pos - 1]
+        if previous.kind != "num" or "." not in previous.text.lower().split("e")[0] or token.space_before:
+            return False
+        if previous.text.endswith("."):
+            return True
+        digits = self.peek(1)
+        return token.text == "(" and digits is not None and digits.kind == "num" and digits.text.isdigit() and (
+            self.at("punct", ")", offset=2))
+
+    def only_the_numeral(self, factors: list[Any], start: int) -> bool:
+        """Whether the term read so far (from ``start``) is one integer numeral and nothing else: only
+        then can a fraction after it make a mixed number. The last digit of ``x^2``, ``2^3``, ``x_2``,
+        ``\\sqrt 2`` or ``\\frac12`` is no integer part (``x^2 1/2`` is never 5/2)."""
+        return len(factors) == 1 and self.pos - 1 == start and self.tokens[start].text.isdigit()
 
     def continues_factor(self, token: Token | None) -> bool:
         """Whether ``token`` would join the factor before it (so a mixed number cannot end there)."""
@@ -544,7 +569,7 @@ class _Parser:
             return sympy.Mul(_plain_value(base, "degrees"), sympy.Symbol(DEGREE))
         exponent = self.exponent()
         base = _plain_value(base, "a power")
-        if exponent == 0 and (base == 0 or base in (sympy.oo, -sympy.oo, sympy.zoo)):
+        if _indeterminate_power(sympy, base, exponent):
             # 0^0 and oo^0 are indeterminate forms; sympy would quietly make them 1.
             raise self.unreadable("an indeterminate power (0^0 or infinity^0)")
         return sympy.Pow(base, exponent)
@@ -565,7 +590,13 @@ class _Parser:
             inner = self.exponent()
             value = sympy.Mul(sympy.Integer(-1), inner) if sign == "-" else inner
         else:
+            if self.at("cmd", *FUNCTIONS) or self.at("word", *FUNCTIONS):
+                # e^\sin x raises e to "sin" alone in LaTeX; reading e^{sin x} would be a guess.
+                raise self.unreadable("a function name as an unbraced exponent (is its argument in the exponent?)")
             value = _plain_value(self.postfix(), "an exponent")
+            if self.tokens[self.pos - 1].kind == "punct" and self.tokens[self.pos - 1].text == "!":
+                # 2^{3}! draws the ! on the line, after the power: (2^3)! to a reader, never 2^(3!).
+                raise self.unreadable("a factorial right after an exponent (of the power, or of the exponent?)")
         if self.at("punct", "^"):
             self.pos += 1
             value = sympy.Pow(value, self.exponent())
@@ -583,6 +614,9 @@ class _Parser:
         while True:
             if self.at("punct", "!"):
                 self.pos += 1
+                if self.at("punct", "!"):
+                    # n!! is the double factorial to most readers and (n!)! to others: neither is guessed.
+                    raise self.unreadable("'!!' (a double factorial, or a factorial of a factorial?)")
                 value = sympy.factorial(_plain_value(value, "a factorial"))
             elif self.at("punct", "_"):
                 value = self.subscript(value, start)
@@ -783,6 +817,8 @@ class _Parser:
                 # holds whatever the base is (2\log 2 = \log 4; never \ln 2 or \log_{10} 2).
                 base = sympy.Symbol(LOG_BASE, positive=True)
                 self.notes.append(f"\\{name} read with an unknown base")
+            elif _no_log_base(base):
+                raise self.unreadable(f"a logarithm to the base {_checked(base)} (no logarithm has it)")
             value = sympy.Mul(sympy.log(argument), sympy.Pow(sympy.log(base), sympy.Integer(-1)))
         else:
             value = functions[name](argument)
@@ -873,6 +909,20 @@ class _Parser:
         if not rows or any(len(row) != len(rows[0]) for row in rows):
             raise self.unreadable("a matrix with rows of different lengths")
         return MatrixReading(self.sympy.ImmutableMatrix(rows))
+
+
+def _no_log_base(base: Any) -> bool:
+    """A number that is no logarithm's base (0, 1, a negative or complex number): sympy would still give
+    ``\\log_0 5`` the value 0 and ``\\log_1 5`` complex infinity."""
+    value = _checked(base)
+    return bool(getattr(value, "is_number", False)) and not (value.is_positive and value != 1)
+
+
+def _indeterminate_power(sympy: Any, base: Any, exponent: Any) -> bool:
+    """``0^0`` and ``\\infty^0``, also when written ``0^{1-1}`` or ``(2-2)^0``: sympy would quietly
+    make them 1, so base and exponent are evaluated (within the guards' bounds) before the check."""
+    exponent, base = _checked(exponent), _checked(base)
+    return exponent == 0 and (base == 0 or base in (sympy.oo, -sympy.oo, sympy.zoo))
 
 
 def _name_token(token: Token) -> bool:
@@ -1044,10 +1094,17 @@ def _solution_set(sympy: Any, ops: tuple[str, ...], parts: tuple[Any, ...],
                   names: tuple[str | None, ...]) -> tuple[str | None, Any]:
     """``x < 4`` is ``(-oo, 4)``; ``-1 < x \\le 4`` is ``(-1, 4]``; ``x \\notin \\{3, 4\\}`` is the
     reals without 3 and 4; ``-x > -1`` is solved for x. Only for one unknown (a variable or a
-    name such as ``f(x)``) against numbers."""
+    name such as ``f(x)``) against numbers; a name that is a formula of the unknown (``|x| < 2``)
+    is solved for the unknown, never taken as the unknown itself."""
+    names = tuple(name if name is not None and _is_unknown(sympy, part) else None for name, part in zip(
+        names, parts, strict=True))
     if len(ops) == 2 and (set(ops) <= {"<", "<="} or set(ops) <= {">", ">="}):
         low, middle, high = parts
         if names[1] is not None and _numeric(low) and _numeric(high):
+            if not _ends_in_order(sympy, ops, low, high):
+                # 3 < x < 1 is (1, 3) with its ends swapped far more often than a way to write the empty set.
+                msg = "a double inequality whose ends are not in order (no way to write the empty set)"
+                raise Unreadable(msg)
             first = _one_sided(sympy, _flip(ops[0]), low)
             second = _one_sided(sympy, ops[1], high)
             return _variable(middle, names[1]), sympy.Intersection(first, second)
@@ -1067,6 +1124,21 @@ def _solution_set(sympy: Any, ops: tuple[str, ...], parts: tuple[Any, ...],
     if names[1] is not None and _numeric(left):
         return _variable(right, names[1]), _one_sided(sympy, _flip(op), left)
     return _solved(sympy, op, left, right)
+
+
+def _ends_in_order(sympy: Any, ops: tuple[str, ...], first: Any, last: Any) -> bool:
+    """Whether ``a < x < b`` (or ``a > x > b``) has its ends in the order of its signs, as an interval's
+    must be (:func:`ends_in_order`); ``1 \\le x \\le 1`` is {1}."""
+    low, high = (first, last) if ops[0] in ("<", "<=") else (last, first)
+    return ends_in_order(sympy, low, high, closed=set(ops) <= {"<=", ">="})
+
+
+def _is_unknown(sympy: Any, value: Any) -> bool:
+    """Whether ``value`` names one unknown: a variable (``x``, ``x_{1}``) or a function applied
+    (``f(x)``). ``|x|`` or ``\\frac{x}{y}`` are formulas: their solution set is not the variable's."""
+    from sympy.core.function import AppliedUndef
+
+    return isinstance(value, sympy.Symbol | AppliedUndef)
 
 
 def _variable(value: Any, name: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from handlers.errors import HandlerError
 from handlers.grading.compare import Comparer, Verdict
-from handlers.grading.extraction import top_level_boxes
+from handlers.grading.extraction import top_level_box_spans
 from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
 from handlers.grading.lexicon import ROMAN, TEXT_COMMANDS
 from handlers.grading.parser import parse
@@ -41,7 +41,11 @@ grading pool's 10 s deadline."""
 _WRAPPED: Final = re.compile(r"\\(" + "|".join(sorted(TEXT_COMMANDS | ROMAN)) + r")\s*\{(?P<body>[^{}]*)\}")
 _CHOICE: Final = re.compile(r"\(([A-Za-z])\)")
 _SPACE_BESIDE_SYMBOL: Final = re.compile(r"\s*([^\w\s])\s*")
-_DIGIT: Final = re.compile(r"\d")
+_LAYOUT_ONLY: Final = re.compile(r"(?:\s|~|\$|\\[,;:! ]|\\q?quad(?![A-Za-z]))*")
+"""Spaces and spacing commands: what may stand between boxes an answer is made of."""
+_PROSE: Final = re.compile(r"[A-Za-z][A-Za-z ,.;:'!?]*")
+"""Text that is only words: its case may be folded (``Yes`` = ``yes``). Anything with a command, a
+bracket, a power or a relation is mathematics, where case names another thing (``\\dot{X} = aX``)."""
 
 
 class GradingTimeout(HandlerError):  # a verdict: undecided within the bound
@@ -84,7 +88,7 @@ def read_side(text: str, comparer: Comparer) -> tuple[Any, tuple[str, ...]]:
     problem = check_raw(text) if text.strip() else "empty"
     if problem:
         return Refused(problem), ()
-    boxes = top_level_boxes(text)
+    boxes = _only_boxes(text)
     if len(boxes) > 1:
         return _hedge(boxes, comparer)
     prepared = prepare(text)
@@ -103,6 +107,18 @@ def read_side(text: str, comparer: Comparer) -> tuple[Any, tuple[str, ...]]:
     except GradingTimeout:
         return Refused(f"too slow to read (over {PARSE_TIMEOUT_S} s)"), ()
     return reading, prepared.rewrites + notes + _constants(reading)
+
+
+def _only_boxes(text: str) -> list[str]:
+    """The contents of the boxes ``text`` is made of (``\\boxed{41} \\boxed{42}``, as a reply's several
+    final answers are handed over), or none when anything else is written beside them: in
+    ``-\\boxed{42}, -\\boxed{42}`` or ``\\boxed{42} \\neq \\boxed{42}`` the boxes alone are not what a
+    reader reads, so the whole is read (and a box inside it is unreadable)."""
+    spans = top_level_box_spans(text)
+    outside = text
+    for start, _, _, end in reversed(spans):
+        outside = outside[:start] + " " + outside[end:]
+    return [text[first:last] for _, first, last, _ in spans] if _LAYOUT_ONLY.fullmatch(outside) else []
 
 
 def _hedge(boxes: list[str], comparer: Comparer) -> tuple[Any, tuple[str, ...]]:
@@ -178,8 +194,10 @@ def canonical_text(prepared: Prepared) -> str:
 def _as_text(pred: Any, gold: Any, answer: str, ground_truth: str) -> Verdict:
     pred_text = pred.text if isinstance(pred, Text) else canonical_text(prepare(answer))
     gold_text = gold.text if isinstance(gold, Text) else canonical_text(prepare(ground_truth))
-    if isinstance(pred, Text) and isinstance(gold, Text) and not _DIGIT.search(pred_text + gold_text):
-        # Case is folded only in prose (Yes = yes); next to a number it is a unit's prefix (MW, mW).
+    if isinstance(pred, Text) and isinstance(gold, Text) and _PROSE.fullmatch(pred_text) and _PROSE.fullmatch(
+            gold_text):
+        # Case is folded only in prose (Yes = yes); next to a number it is a unit's prefix (MW, mW), and in
+        # a formula it tells two variables apart (x' and X').
         same = pred_text.casefold() == gold_text.casefold()
     else:
         same = pred_text == gold_text

@@ -41,7 +41,7 @@ _VULGAR: Final = {
 }
 _SYMBOLS: Final = {
     "∞": r"\infty ", "π": r"\pi ", "≤": r"\le ", "≥": r"\ge ", "≠": r"\ne ", "\u00d7": r"\times ",
-    "·": r"\cdot ", "⋅": r"\cdot ", "∙": r"\cdot ", "÷": r"\div ", "\u2212": "-", "\u2013": "-",
+    "·": r"\cdot ", "⋅": r"\cdot ", "∙": r"\cdot ", "÷": r"\div ", "\u2212": "-",
     "\u222a": r"\cup ", "∩": r"\cap ", "∈": r"\in ", "∉": r"\notin ", "±": r"\pm ", "∓": r"\mp ",
     "°": r"^\circ ", "\u2044": "/", "∅": r"\emptyset ", "≈": r"\approx ", "√": "√", "∛": "∛", "∜": "∜",
 }
@@ -49,7 +49,14 @@ _SUPERSCRIPT: Final = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "012345
 _SUPERSCRIPT_RUN: Final = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 _SUBSCRIPT: Final = str.maketrans("₀₁₂₃₄₅₆₇₈₉₋₊", "0123456789-+")
 _SUBSCRIPT_RUN: Final = re.compile("[₀₁₂₃₄₅₆₇₈₉₋₊]+")
-_ROOT: Final = re.compile(r"([√∛∜])\s*(\([^()]*\)|\{[^{}]*\}|\d+(?:\.\d+)?|\\?[A-Za-z]+)")
+_ROOT: Final = re.compile(
+    r"([√∛∜])\s*(\([^()]*\)|\{[^{}]*\}|\d+(?:\.\d+)?|\\[A-Za-z]+|[A-Za-z])(?!\s*\^)(?![A-Za-z\d({\[\\√∛∜])"
+)
+"""A Unicode root and the operand it covers. Without a vinculum a reader cannot tell how far it reaches
+when a power, a letter, a digit or a bracket follows (``√x²``: the root squared, or the root of x²?
+``√2x``, ``√xy``: one factor or two?), so then it is left unconverted, and unreadable."""
+_VULGAR_RUN: Final = re.compile("(?P<integer>\\d *)?(?P<fraction>[" + "".join(_VULGAR) + "])")
+_EN_DASH: Final = re.compile(r"(?P<before>\d?)(?P<space>\s*)\u2013(?=(?P<after>\s*\d)?)")
 _ROOT_INDEX: Final = {"√": "", "∛": "[3]", "∜": "[4]"}
 _DELIMITERS: Final = (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]"))
 _BOX: Final = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -112,8 +119,8 @@ def prepare(raw: str) -> Prepared:
 
 
 def _unicode_math(text: str) -> str:
-    for char, fraction in _VULGAR.items():
-        text = text.replace(char, f"{{{fraction}}}" if char == text.strip() else f" {fraction}")
+    text = _VULGAR_RUN.sub(_vulgar_as_latex, text)
+    text = _EN_DASH.sub(_en_dash_as_latex, text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPT) + "}", text)
     text = _SUBSCRIPT_RUN.sub(lambda m: "_{" + m.group().translate(_SUBSCRIPT) + "}", text)
     for char, latex in _SYMBOLS.items():
@@ -136,6 +143,21 @@ def _plain_character(char: str) -> str:
         plain = unicodedata.normalize("NFKC", char)
         return plain if plain.isascii() else char
     return char
+
+
+def _vulgar_as_latex(match: re.Match[str]) -> str:
+    """``½`` after an integer is a mixed number (``3½`` is ``3 1/2``); anywhere else it is one group,
+    so a power, root or division takes all of it (``2^½`` is ``2^{1/2}``, never ``2^1/2``)."""
+    fraction = _VULGAR[match.group("fraction")]
+    integer = match.group("integer")
+    return f"{integer.rstrip()} {fraction}" if integer else f"{{{fraction}}}"
+
+
+def _en_dash_as_latex(match: re.Match[str]) -> str:
+    """An en dash is a minus sign, except between two numbers, where typography makes it a range
+    (``10\\u201312`` is 10 to 12, never -2): that one is kept, and unreadable."""
+    dash = "\u2013" if match.group("before") and match.group("after") else "-"
+    return match.group("before") + match.group("space") + dash
 
 
 def _root_as_latex(match: re.Match[str]) -> str:

@@ -177,5 +177,9 @@ async def test_a_regrade_reads_the_reply_with_todays_extraction() -> None:
     ]
     result, after = await _regrade(as_once_recorded, "exact")
     [regraded] = _regrades(after)
-    assert regraded.answer == "\\boxed{41} \\boxed{5}"
+    from handlers.grading import extract_final_answer
+
+    # both boxes, each with what its sentence says of it (the second is denied)
+    assert regraded.answer == extract_final_answer("<answer>\\boxed{41} \\quad (\\text{not } \\boxed{5})</answer>")
+    assert regraded.answer.startswith("\\boxed{41} \\boxed{") and regraded.new_score == 0.0
     assert result.outcomes[0].answer == regraded.answer

@@ -14,7 +14,8 @@ from handlers.grading import extract_final_answer, last_boxed
     [
         ("<answer>42</answer>", "42"),
         (r"<answer>The result is \boxed{\frac{1}{2}}.</answer>", r"\frac{1}{2}"),
-        (r"<answer>\boxed{3} or rather \boxed{4}</answer>", r"\boxed{3} \boxed{4}"),  # a hedge: both kept
+        # a hedge: both kept, the last with its sentence (it may deny the last box)
+        (r"<answer>\boxed{3} or rather \boxed{4}</answer>", r"\boxed{3} \boxed{or rather {4}}"),
         (r"<answer>\boxed{\{1, 2\}}</answer>", r"\{1, 2\}"),
         (
             "<answer>\\boxed{\\begin{pmatrix}\n1 \\\\\n2\n\\end{pmatrix}}</answer>",
@@ -63,7 +64,8 @@ def test_bare_box_outside_think_is_used_without_answer_block() -> None:
     """Plain chain-of-thought replies are graded by their box; two different boxes are kept
     together, so the grader refuses the hedge."""
     assert extract_final_answer(r"So the answer is \boxed{4}.") == "4"
-    assert extract_final_answer(r"So \boxed{3}, no wait, \boxed{4}.") == r"\boxed{3} \boxed{4}"
+    assert extract_final_answer(r"So \boxed{3}, no wait, \boxed{4}.") == r"\boxed{3} \boxed{, no wait, {4}}"
+    assert extract_final_answer(r"So \boxed{3}. Then \boxed{4}.") == r"\boxed{3} \boxed{4}"
 
 
 def test_orphan_closing_think_masks_everything_before_it() -> None:

@@ -150,3 +150,23 @@ def prose_announces_the_box(gold: str, rng: random.Random) -> str | None:
     if after == " is the answer.":
         before = ""
     return f"{before}{_in_math(text, rng)}{after}"
+
+
+_LINE_BEFORE_DENIALS = ["The answer is not", "It isn't", "So the total is definitely not", "The result is negative"]
+_SIGNS_AGAINST_THE_BOX = ["x = -\n{box}", "$x = -$\n{box}", "The total is $-(\\boxed{{{t}}})$.",
+                          "The answer is $-\\left(\\boxed{{{t}}}\\right)$.",
+                          "The answer is $-\\displaystyle\\boxed{{{t}}}$.", "So $-\\quad\\boxed{{{t}}}$",
+                          "\\[ - \\]\n\\[ \\boxed{{{t}}} \\]"]
+
+
+@changing_reply
+def written_against_a_displayed_box(gold: str, rng: random.Random) -> str | None:
+    """From a fourth attacker: a denial or a sign on the line before a displayed box, or a sign before
+    brackets, ``\\displaystyle`` or ``\\quad`` around it (``x = -`` then ``\\[\\boxed{42}\\]``; ``-(\\boxed{42})``)."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    box = rng.choice([f"\\[\n\\boxed{{{text}}}\n\\]", f"$$\\boxed{{{text}}}$$", f"\\boxed{{{text}}}"])
+    if plain_integer(text) in (None, 0) or rng.random() < 0.5:  # a sign changes no zero, and may not be sure to
+        return f"{rng.choice(_LINE_BEFORE_DENIALS)}\n{box}"
+    return rng.choice(_SIGNS_AGAINST_THE_BOX).format(box=box, t=text)

@@ -106,3 +106,38 @@ def box_crossed_out(gold: str, rng: random.Random) -> str | None:
         "$\\boxed{WRONG}$ $\\cancel{\\boxed{GOLD}}$",
         "$\\boxed{WRONG}$ $\\sout{\\boxed{GOLD}}$",
     ])
+
+
+@changing_reply
+def taken_back_after_the_box(gold: str, rng: random.Random) -> str | None:
+    """The gold's box, then a later sentence that withdraws it or states another answer."""
+    return _reply(gold, rng, [
+        "The answer is $\\boxed{GOLD}$.\n\nWait, that is wrong. It should be $WRONG$.",
+        "$\\boxed{GOLD}$\n\nActually, let me redo this: the answer is $WRONG$.",
+        "Final answer: $\\boxed{GOLD}$. Correction: $WRONG$.",
+        "So we get $\\boxed{GOLD}$.\nEdit: $WRONG$.",
+        "$\\boxed{GOLD}$\n\n(I am not confident in this; it could be $WRONG$.)",
+        "The answer is $\\boxed{GOLD}$. The correct answer is $WRONG$.",
+        "We obtain $\\boxed{GOLD}$. Hmm, on reflection the result is $WRONG$.",
+        "$\\boxed{GOLD}$\n\nThus $WRONG$.",
+        "$\\boxed{GOLD}$\n\n... or is it $WRONG$?",
+    ])
+
+
+@changing_reply
+def label_before_the_box(gold: str, rng: random.Random) -> str | None:
+    """The gold's box under a label that makes it something other than the answer (a bound, an
+    estimate, one part or step): ``Lower bound: \\boxed{42}``."""
+    label = rng.choice(["Lower bound", "Upper bound", "Estimate", "Rough estimate", "My guess", "Answer (rounded)",
+                        "Answer to part (a)", "Intermediate result", "Partial answer", "Step 1", "First attempt"])
+    return f"{label}: $\\boxed{{{core(gold)}}}$"
+
+
+@changing_reply
+def list_continued_after_the_box(gold: str, rng: random.Random) -> str | None:
+    """The gold's box as the first item of a list (``\\boxed{42}, 43``): the list is the answer."""
+    return _reply(gold, rng, [
+        "The answer is $\\boxed{GOLD}$, $WRONG$.",
+        "$\\boxed{GOLD}$; $WRONG$",
+        "Answer: \\boxed{GOLD}, WRONG",
+    ])
