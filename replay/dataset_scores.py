@@ -66,13 +66,13 @@ class SourceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     finished: int
     """Samples completed (``could_not_complete`` is false): graded as correct or wrong."""
     wrong: int = 0
-    """Samples that were completed and graded as not correct."""
+    """Samples that were completed and graded as not correct (an ungraded one is not wrong)."""
     failed: int = 0
     """Samples that could not be completed (:func:`could_not_complete`)."""
     accuracy: float | None
     """Mean score over completed, graded samples."""
     avg_at_k: float | None
-    """None when no sample was completed (as is ``pass_at_k``)."""
+    """None when no completed sample was graded (as is ``pass_at_k``)."""
     pass_at_k: float | None
     short_problems: int
     """Problems with fewer than k samples (their avg/pass use the samples they have)."""
@@ -227,12 +227,12 @@ def _summary(groups: dict[_Key, list[SampleResult]], k: int, estimator: Estimato
     graded = [s.score for s in completed if s.score is not None and math.isfinite(s.score)]
     calls = sum(s.tool_calls for s in samples)
     successes = sum(s.tool_successes for s in samples)
-    measured = bool(k and completed)  # failures alone would read as a model scoring 0
+    measured = bool(k and graded)  # failures, or answers with no ground truth, alone would read as scoring 0
     return SourceMetrics(
         problems=len(groups),
         samples=len(samples),
         finished=len(completed),
-        wrong=sum(1 for s in samples if not is_correct(s) and not could_not_complete(s)),
+        wrong=sum(1 for s in completed if s.score is not None and not is_correct(s)),
         failed=sum(1 for s in samples if could_not_complete(s)),
         accuracy=_mean(graded),
         avg_at_k=_mean([_mean_correct(g[:k]) for g in groups.values()]) if measured else None,

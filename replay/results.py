@@ -7,11 +7,13 @@ from typing import Any
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded
+from events.evolve import RoundCompleted
 from events.model import ModelCallFailed, ModelResponded
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from events.tool import ToolCallRequested, ToolReturned
 from handlers.run_settings import recorded_run_settings
-from replay.dataset_scores import SampleResult, could_not_complete, is_correct
+from replay.dataset_scores import INCOMPLETE_REASONS, SampleResult, could_not_complete, is_correct
+from replay.run_ending import done_reason_read, round_incomplete
 
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens")
 
@@ -23,6 +25,7 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
     done_reason, steps, finished = "running", 0, False
     tool_calls = tool_successes = 0
     policy_steps = 0  # an evolve run has no main episode: its policy's steps over every round and branch
+    rounds = rounds_incomplete = 0
     for event in events:
         match event:
             case ProblemSubmitted():
@@ -38,10 +41,15 @@ def sample_result(events: Iterable[Event]) -> SampleResult | None:
                 done_reason = event.done_reason
             case EpisodeEnded() if event.role == "policy":
                 policy_steps += event.steps
+            case RoundCompleted():
+                rounds += 1
+                rounds_incomplete += round_incomplete(event.done_reason)
             case RunCompleted():
                 finished = True
-                done_reason = event.done_reason or done_reason
-                if event.score is not None:
+                done_reason = done_reason_read(event, rounds, rounds_incomplete) or done_reason
+                if done_reason in INCOMPLETE_REASONS:
+                    score = None  # no round judged the model: its recorded score is no verdict
+                elif event.score is not None:
                     score = event.score
             case RunFailed():
                 done_reason = "failed"

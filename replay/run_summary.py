@@ -15,10 +15,12 @@ import msgspec
 
 from events.base import Event
 from events.episode import AnswerGraded, EpisodeEnded, TrajectorySealed
+from events.evolve import RoundCompleted
 from events.model import ModelCallFailed
 from events.run import ProblemSubmitted, RunCancelled, RunCompleted, RunFailed, RunStarted
 from handlers.run_settings import recorded_policy_model
 from replay.dataset_scores import INCOMPLETE_REASONS
+from replay.run_ending import done_reason_read, round_incomplete
 
 SUBMITTED_TAG = "problem.submitted"
 
@@ -61,6 +63,10 @@ class RunSummary(msgspec.Struct, kw_only=True):
     policy_version: str | None = None
     failure: str | None = None
     """The main episode's last failed model call, which is why a run ended ``model_failed``."""
+    rounds: int = 0
+    """Evolve rounds completed, and how many of them without the model's answer judged: a run
+    whose every round ended so is not completed, whatever its ``run.completed`` says."""
+    rounds_incomplete: int = 0
 
 
 def fold(summary: RunSummary, seq: int, event: Event) -> None:
@@ -76,14 +82,18 @@ def fold(summary: RunSummary, seq: int, event: Event) -> None:
             summary.started = True
             summary.started_workflow, summary.started_model = event.workflow, _settings_model(event.settings)
     elif isinstance(event, AnswerGraded):
-        if event.episode == "main":
-            summary.score, summary.answer = event.score, event.answer
+        if event.episode == "main":  # no ground truth: the recorded 0 is no grade
+            summary.score = None if event.method == "ungraded" else event.score
+            summary.answer = event.answer
             summary.grader, summary.grader_version = event.grader or None, event.grader_version or None
     elif isinstance(event, EpisodeEnded):
         if event.episode == "main":
             summary.steps = event.steps
+    elif isinstance(event, RoundCompleted):
+        summary.rounds += 1
+        summary.rounds_incomplete += round_incomplete(event.done_reason)
     elif isinstance(event, ModelCallFailed):
-        if event.episode == "main":
+        if event.episode == "main" or (event.role == "policy" and summary.failure is None):
             summary.failure = f"{event.role} model call failed ({event.kind}): {event.message}"
     elif isinstance(event, TrajectorySealed):
         if event.episode == "main":
@@ -109,10 +119,12 @@ def _fold_submission(summary: RunSummary, event: ProblemSubmitted) -> None:
 
 
 def _fold_ending(summary: RunSummary, event: Event) -> None:
-    if isinstance(event, RunCompleted) and event.done_reason in INCOMPLETE_REASONS:
+    done_reason = done_reason_read(event, summary.rounds, summary.rounds_incomplete) \
+        if isinstance(event, RunCompleted) else None
+    if done_reason in INCOMPLETE_REASONS:
         # ended without the model's answer being judged (its server failed): no score, and not "completed"
         summary.status, summary.ended_at, summary.score = "failed", event.occurred_at, None
-        summary.reason = f"not completed ({event.done_reason}): {summary.failure or 'no model call failure recorded'}"
+        summary.reason = f"not completed ({done_reason}): {summary.failure or 'no model call failure recorded'}"
     elif isinstance(event, RunCompleted):
         summary.status, summary.ended_at = "completed", event.occurred_at
         summary.score = event.score if event.score is not None else summary.score

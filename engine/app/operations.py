@@ -168,7 +168,8 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
     result: dict[str, Any] = {"run_id": records[0].event.run_id if records else None}
     for record in records:
         event = record.event
-        if isinstance(event, ModelCallFailed) and event.episode == "main":
+        if isinstance(event, ModelCallFailed) and (event.episode == "main"
+                                                   or (event.role == "policy" and "failure" not in result)):
             result["failure"] = f"{event.role} model call failed ({event.kind}): {event.message}"
         elif isinstance(event, AnswerGraded) and event.episode == "main":
             result.update(answer=event.answer, score=event.score, method=event.method)
@@ -176,6 +177,8 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
             result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
         elif isinstance(event, RoundCompleted):
             result["rounds"] = result.get("rounds", 0) + 1
+            if event.done_reason in INCOMPLETE_REASONS:
+                result["rounds_failed"] = result.get("rounds_failed", 0) + 1
         elif isinstance(event, RunCompleted):
             result["status"] = "completed"
             result.setdefault("done_reason", event.done_reason)
@@ -186,6 +189,8 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
         elif isinstance(event, RunCancelled):
             result.update(status="cancelled", reason=f"cancelled by {event.by or 'someone'}: {event.reason}")
     result.setdefault("status", "running")
+    if result.get("rounds") and result.get("rounds_failed") == result["rounds"] and result["status"] == "completed":
+        result["done_reason"] = "model_failed"  # no round got the model's own answer: nothing judged the model
     result["incomplete"] = result["status"] != "completed" or result.get("done_reason") in INCOMPLETE_REASONS
     return result
 

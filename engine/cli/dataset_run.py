@@ -45,7 +45,7 @@ from engine.errors import EngineError
 from engine.runtime.processes import freeze_startup_heap
 from engine.runtime.signals import stop_if_interrupted
 from events.base import Event
-from events.run import RUN_ENDINGS
+from events.run import RUN_ENDINGS, ProblemSubmitted
 from events.subjects import RUN_PREFIX
 from handlers.evolve.round_accuracy import evolve_metrics, render, round_rows
 from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
@@ -155,10 +155,15 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         # With outside workers, say so if none takes the first run (a dead `apollo up`, workers at zero).
         hint = asyncio.create_task(warn_if_no_worker(runtime, fresh[0], f"NATS at {engine_url}")) \
             if engine_running and fresh else None
+        open_runs: set[str] = set()
         try:
             async with local_workers(runtime, enabled=not engine_running):
                 await _run_all(runtime, jobs, args, run_config, samples, name, digest, histories=histories,
-                               trackers=trackers)
+                               trackers=trackers, open_runs=open_runs)
+        except asyncio.CancelledError:  # Ctrl-C: the runs submitted are not stopped by that
+            if open_runs:
+                say_left_unfinished(sorted(open_runs), engine_running=engine_running)
+            raise
         finally:
             if hint is not None:
                 hint.cancel()
@@ -171,6 +176,16 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         trackers.close()
         await runtime.close()
+
+
+def say_left_unfinished(run_ids: list[str], *, engine_running: bool) -> None:
+    """One line on stderr: the runs an interrupted `apollo run` leaves, where they go on, and how to
+    take them up again (the same command resumes them) or end them."""
+    where = ("go on in the running engine" if engine_running else
+             "are left unfinished: `apollo runs` lists them as running, and workers started later go on with them")
+    shown = ", ".join(run_ids[:3]) + (f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else "")
+    print(f"apollo run: {len(run_ids)} run(s) submitted and not ended ({shown}) {where}; the same command "
+          "resumes them and reports the rest, `apollo cancel RUN` ends one", file=sys.stderr, flush=True)
 
 
 def with_sampling_flags(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -256,6 +271,7 @@ async def _plan(
     finished = await _ended_run_ids(runtime)
     jobs: list[_Job] = []
     retried: Counter[str] = Counter()
+    changed: list[tuple[_Job, ProblemSubmitted]] = []
     for problem in load.problems:
         for sample in range(samples):
             ids = _attempt_ids(name, problem.problem_id, sample, digest)
@@ -263,8 +279,14 @@ async def _plan(
             while ids(attempt + 1) in submitted:
                 attempt += 1
             job = _Job(problem, sample, attempt, ids(attempt))
-            if job.run_id in finished:
-                events = [r.event for r in await runtime.log.read_run(job.run_id)]
+            events = [r.event for r in await runtime.log.read_run(job.run_id)] if job.run_id in finished else None
+            if job.run_id in submitted:  # resumed: the row must still be what that run was asked
+                recorded = _submission(events) if events is not None else _submission(
+                    [r.event for r in await runtime.log.read_run(job.run_id)])
+                if recorded is not None and (recorded.question, recorded.ground_truth) != (
+                        problem.question, problem.ground_truth):
+                    changed.append((job, recorded))
+            if events is not None:
                 result = sample_result(events)
                 if retry and result is not None and could_not_complete(result):
                     retried[result.done_reason] += 1
@@ -272,11 +294,31 @@ async def _plan(
                 else:
                     histories[job.run_id] = events
             jobs.append(job)
+    if changed:
+        raise EngineError(_changed_words(load, changed))
     if not retried:
         return jobs, None
     reasons = ", ".join(f"{reason} {count}" for reason, count in retried.most_common())
     return jobs, (f"apollo run: retrying {sum(retried.values())} run(s) that could not be completed ({reasons}); "
                   "--no-retry-failed keeps them")
+
+
+def _submission(events: list[Event]) -> ProblemSubmitted | None:
+    """The submission among a run's events."""
+    return next((event for event in events if isinstance(event, ProblemSubmitted)), None)
+
+
+def _changed_words(load: DatasetLoad, changed: list[tuple[_Job, ProblemSubmitted]]) -> str:
+    """One line: rows of the file that are no longer what the runs under their ids were asked."""
+    job, recorded = changed[0]
+    what = "question" if recorded.question != job.problem.question else "ground truth"
+    was = recorded.question if what == "question" else str(recorded.ground_truth)
+    was = " ".join(was.split())
+    more = f" (and {len(changed) - 1} more run(s))" if len(changed) > 1 else ""
+    return (f"problem {job.problem.problem_id} of {load.name} is not what its recorded run {job.run_id} was asked"
+            f"{more}: that run's {what} was {was[:60]!r}{'…' if len(was) > 60 else ''}; the dataset changed since, "
+            f"and resuming would report those runs for these rows; nothing was submitted: give the changed file "
+            f"another name (run ids start with it)")
 
 
 def _attempt_ids(name: str, problem_id: str, sample: int, digest: str) -> Callable[[int], str]:
@@ -315,16 +357,16 @@ def _endpoints(settings: Settings, workflow: str) -> list[Any]:
 
 async def _run_all(
     runtime: Runtime, jobs: list[_Job], args: argparse.Namespace, run_config: dict[str, Any], samples: int,
-    name: str, digest: str, *, histories: dict[str, list[Event]], trackers: Trackers,
+    name: str, digest: str, *, histories: dict[str, list[Event]], trackers: Trackers, open_runs: set[str],
 ) -> None:
     """Submit with at most ``concurrency`` runs open; finished runs are never redone.
 
     Runs in ``histories`` are finished; each run that finishes here has its events added.
+    ``open_runs`` holds the runs submitted and not yet ended (what an interruption leaves).
     """
     queue = [job for job in jobs if job.run_id not in histories]
     progress = Progress(len(jobs), [sample_result(histories[job.run_id]) for job in jobs
                                     if job.run_id in histories])
-    open_runs: set[str] = set()
     while queue or open_runs:
         while queue and len(open_runs) < args.concurrency:
             job = queue.pop(0)

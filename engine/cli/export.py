@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -215,6 +216,31 @@ def trajectory_row(t: TrajectorySealed) -> RunRow:
                   duration_s=None, steps=len(t.turns), events=0, question="", unreadable=0)
 
 
+def _export_whole(events: list[Event], args: argparse.Namespace,
+                  trajectories: list[TrajectorySealed]) -> ExportReport | None:
+    """Export into a file beside ``--out`` that replaces it only when it holds a row: an export whose
+    every trajectory is skipped writes nothing (an earlier file stays as it was) and says why; None then."""
+    out = Path(args.out)
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        report = export_events(events, argparse.Namespace(**{**vars(args), "out": partial}), trajectories)
+        if report.rows:
+            os.replace(partial, out)
+            return report
+    except OSError as exc:
+        print(f"apollo export: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    finally:
+        partial.unlink(missing_ok=True)
+    kept = f" ({out} is left as it was)" if out.exists() else ""
+    print(f"apollo export: no sample to write: all {report.trajectories} trajectories were skipped; nothing written"
+          f"{kept}", file=sys.stderr)
+    for line in skip_lines(report.skipped):
+        print(line, file=sys.stderr)
+    return None
+
+
 def run_export(args: argparse.Namespace, settings: Any = None) -> int:
     """CLI handler: 0 on success, 1 when the input cannot be read."""
     errors: list[str] = []
@@ -248,9 +274,16 @@ def run_export(args: argparse.Namespace, settings: Any = None) -> int:
         print(f"apollo export: no sealed trajectory matches {' '.join(filters_given(args))} "
               f"({total}); nothing written", file=sys.stderr)
         return 1
-    report = export_events(events, args, trajectories)
+    if not trajectories:
+        print("apollo export: no sealed trajectory is recorded "
+              f"({'in ' + str(args.events) if args.events is not None else 'in the event log'}); nothing written",
+              file=sys.stderr)
+        return 1
+    report = _export_whole(events, args, trajectories)
+    if report is None:
+        return 1
     summary = {
-        "out": report.path,
+        "out": str(args.out),
         "rows": report.rows,
         "trajectories": report.trajectories,
         "skipped": len(report.skipped),

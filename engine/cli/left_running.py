@@ -5,13 +5,25 @@ from __future__ import annotations
 
 import sys
 
+from engine.errors import EngineError
+
 
 def say_left_running(command: str, run_id: str, *, engine_running: bool) -> None:
     """One line on stderr naming the run, who goes on with it, and `apollo cancel`."""
+    print(f"apollo {command}: run {run_id} {left_words(run_id, engine_running=engine_running)}", file=sys.stderr,
+          flush=True)
+
+
+def left_words(run_id: str, *, engine_running: bool) -> str:
+    """Where a run the command stops waiting for goes on, and how to end it."""
     if engine_running:
-        where = "goes on in the running engine (`apollo show {id}` shows how far it got)"
+        where = f"goes on in the running engine (`apollo show {run_id}` shows how far it got)"
     else:
         where = ("is left unfinished: `apollo runs` lists it as running, and workers started later "
                  "(`apollo up`, another solve or run here) go on with it")
-    print(f"apollo {command}: run {run_id} {where.format(id=run_id)}; "
-          f"`apollo cancel {run_id} --reason TEXT` ends it", file=sys.stderr, flush=True)
+    return f"{where}; `apollo cancel {run_id} --reason TEXT` ends it"
+
+
+def timed_out(exc: TimeoutError, run_id: str, *, engine_running: bool) -> EngineError:
+    """The one line of a command whose ``--timeout`` passed: the run is not stopped by that either."""
+    return EngineError(f"{exc}: the run {left_words(run_id, engine_running=engine_running)}")

@@ -38,7 +38,7 @@ from engine.cli import (
 )
 from engine.cli.closed_output import discard_output, flush_output, reader_gone
 from engine.cli.problem_args import fill_from_dataset
-from engine.cli.usage_errors import parse
+from engine.cli.usage_errors import command_parser, parse
 from engine.config.settings import Settings, load_settings
 from engine.errors import EngineError
 from engine.runtime.signals import end_like_ctrl_c, run_command
@@ -121,7 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parse(parser, argv)
     if hasattr(args, "from_dataset") and not (args.question or args.from_dataset):
-        parser.error(f"{args.command}: give a QUESTION or --from-dataset FILE")
+        command_parser(parser, args.command).error("give a QUESTION or --from-dataset FILE")
+    if getattr(args, "from_dataset", None) and args.question:
+        command_parser(parser, args.command).error(
+            "give a QUESTION or --from-dataset FILE, not both (--from-dataset takes the question of row --index, "
+            "and its ground truth)")
     try:
         fill_from_dataset(args)
         settings = settings_from_args(args)

@@ -11,6 +11,7 @@ from engine.config.settings import Settings, validate
 from engine.console.argtypes import whole_number
 from engine.datasets import DatasetError, load_problems
 from engine.errors import EngineError
+from events.base import is_valid_run_id
 from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
 
 positive_int = whole_number(1)
@@ -22,7 +23,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-dataset", metavar="FILE", help="take the question and answer from a dataset file")
     parser.add_argument("--index", type=int, default=0, help="row of --from-dataset to use (default 0)")
     parser.add_argument("--answer", help="ground truth, used only for grading")
-    parser.add_argument("--run-id", help="run id to use (default: generated)")
+    parser.add_argument("--run-id", type=new_run_id_arg, help="run id to use (default: generated)")
     parser.add_argument("--workflow", default=DEFAULT_WORKFLOW, choices=WORKFLOW_NAMES)
     parser.add_argument("--max-steps", type=positive_int, help="step budget of the episode")
     add_model_arguments(parser)
@@ -35,6 +36,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=positive_int,
                         help="policy completion tokens per reply (lowered to what the server can give)")
     parser.add_argument("--no-probe", action="store_true", help="do not check the model endpoint before submitting")
+
+
+def new_run_id_arg(text: str) -> str:
+    """A ``--run-id`` for a new run: refused as a usage error before anything starts when it cannot be one."""
+    if not is_valid_run_id(text):
+        msg = f"invalid run id {text!r}: use letters, digits, '-' and '_' only"
+        raise argparse.ArgumentTypeError(msg)
+    return text
 
 
 def fill_from_dataset(args: argparse.Namespace) -> None:
@@ -50,8 +59,14 @@ def fill_from_dataset(args: argparse.Namespace) -> None:
         msg = f"--index {args.index} is out of range: {args.from_dataset} has {len(load.problems)} usable rows"
         raise EngineError(msg)
     problem = load.problems[args.index]
-    args.question = args.question or problem.question
-    args.answer = args.answer if args.answer is not None else problem.ground_truth
+    if args.answer is not None and problem.ground_truth is not None and args.answer != problem.ground_truth:
+        # the run would be recorded as this row, graded against another answer than the benchmark's
+        msg = (f"--answer {args.answer!r} is not the ground truth of row {args.index} of {args.from_dataset} "
+               f"({problem.ground_truth!r}): --from-dataset grades against the file's; drop --answer, or give "
+               "the question itself")
+        raise EngineError(msg)
+    args.question = problem.question
+    args.answer = problem.ground_truth if problem.ground_truth is not None else args.answer
     args.problem_id = problem.problem_id
     args.data_source = problem.data_source
 

@@ -123,8 +123,12 @@ class RolloutProgress:
     """The line of `apollo rollouts`, read off ``driver`` (a :class:`RolloutDriver`)."""
 
     def __init__(self, driver: RolloutDriver, total_groups: int, *, stream: TextIO | None = None,
-                 interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 interval: float = 5.0, clock: Callable[[], float] = time.monotonic,
+                 not_completed: Callable[[], int] = lambda: 0) -> None:
         self.driver = driver
+        self.not_completed = not_completed
+        """Runs that ended ``run.completed`` without the model's answer judged (the driver counts them
+        as ended, `apollo runs` lists them as failed)."""
         self.total = total_groups
         self.status = StatusLine(stream, interval=interval, clock=clock)
         self.clock = clock
@@ -135,7 +139,7 @@ class RolloutProgress:
         elapsed = max(self.clock() - self.started, 1e-9)
         rate = stats.groups_done / elapsed * 60
         return (f"apollo rollouts: {stats.groups_done}/{self.total} groups ended, {self.driver.open_groups} open, "
-                f"{stats.runs_failed} runs failed, {rate:.1f} groups/min")
+                f"{stats.runs_failed + self.not_completed()} runs failed, {rate:.1f} groups/min")
 
     def draw(self, *, final: bool = False) -> None:
         """Redraw on a terminal; elsewhere print when ``interval`` has passed (always when final)."""

@@ -32,6 +32,9 @@ from replay.audit.flips import flip_report
 from replay.audit.plan import SKIP_KINDS, RunPlan
 from replay.run_table import STATUSES, RunFilter, RunRow, select
 
+FILTERS = ("dataset", "filter_model", "workflow", "since", "until", "status")
+"""Where the run filters of the command line land (engine/cli/run_filters.py, and --status)."""
+
 SHOWN_RUNS = 5
 """Run ids named on a skip line; the rest are counted."""
 
@@ -66,7 +69,9 @@ async def _cmd_regrade(args: argparse.Namespace, settings: Settings) -> int:
     for text in missing:
         print(f"apollo regrade: unknown run {text!r}: no events recorded", file=sys.stderr)
     if not rows and not missing:
-        print("apollo regrade: no runs match these filters", file=sys.stderr)
+        filtered = args.runs or any(getattr(args, name, None) for name in FILTERS)
+        print(f"apollo regrade: {'no runs match these filters' if filtered else 'no runs recorded yet'}",
+              file=sys.stderr)
     for line in skip_lines(results) + [failure for result in results for failure in result.failures]:
         print(f"apollo regrade: {line}", file=sys.stderr)
     report = flip_report([o for r in results for o in r.outcomes], grader=args.grader,

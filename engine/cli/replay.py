@@ -19,10 +19,12 @@ import msgspec
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.app.operations import local_workers, new_run_id, outcome, run_events, watch_run
 from engine.cli.endpoint_probe import probe_run_endpoints
-from engine.cli.left_running import say_left_running
+from engine.cli.left_running import say_left_running, timed_out
+from engine.cli.problem_args import new_run_id_arg
 from engine.cli.run_lookup import indexed_run_ids, resolve_indexed
 from engine.cli.solve import print_result
 from engine.cli.submitted_settings import announce, submitted_config
+from engine.cli.taken_run_ids import recorded_submission, short, taken
 from engine.config.reference import translate
 from engine.config.settings import Settings, read_config_file
 from engine.console.argtypes import whole_number
@@ -67,7 +69,8 @@ def register(subparsers: Any) -> None:
                       help="the fork's policy completion tokens per reply (lowered to what the server can give)")
     fork.add_argument("--config", dest="fork_config", metavar="FILE",
                       help="YAML/TOML whose episode/models/evolve/branches sections override the parent's")
-    fork.add_argument("--run-id", dest="fork_run_id", help="id of the new run (default: generated)")
+    fork.add_argument("--run-id", dest="fork_run_id", type=new_run_id_arg,
+                      help="id of the new run (default: generated)")
     fork.add_argument("--no-wait", action="store_true", help="print the fork's run id and return at once")
     fork.add_argument("--no-probe", action="store_true", help="do not check the fork's model endpoints first")
     fork.add_argument("--timeout", type=float, default=None, help="give up waiting after this many seconds")
@@ -103,23 +106,29 @@ async def _cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             [run_id] = await resolve_indexed(runtime.log, settings, args.run_id)
             records = await run_events(runtime, run_id, skipped)
             return await _replay_histories([records], runtime.log, args, {run_id: skipped})
-        histories, unreadable = [], {}
+        histories, unreadable, not_read = [], {}, 0
         for run_id in await indexed_run_ids(runtime.log, settings):  # the index picks them: no pass over the log
             skipped = unreadable[run_id] = []
             try:
                 histories.append(await run_events(runtime, run_id, skipped))
             except RunNotFound as exc:  # nothing readable to replay: say so, go on with the others
                 print(f"{run_id}: {exc}", file=sys.stderr)
-        return await _replay_histories(histories, runtime.log, args, unreadable)
+                not_read += 1
+        if not (histories or not_read):
+            print("apollo replay: no runs recorded yet: nothing to replay", file=sys.stderr)
+            return 0
+        return await _replay_histories(histories, runtime.log, args, unreadable, not_read=not_read)
     finally:
         await runtime.close()
 
 
 async def _replay_histories(histories: list[list[Recorded]], event_log: EventLog | None,
-                            args: argparse.Namespace, unreadable: dict[str, list[Unreadable]] | None = None) -> int:
+                            args: argparse.Namespace, unreadable: dict[str, list[Unreadable]] | None = None, *,
+                            not_read: int = 0) -> int:
     """Replay each history; records that could not be read were never handled, so the
-    replay goes on without them and each run's report names them."""
-    failed = 0
+    replay goes on without them and each run's report names them. ``not_read`` runs had no
+    readable event: they count among the runs, as not ok."""
+    failed = not_read
     for records in histories:
         skipped = (unreadable or {}).get(records[0].event.run_id, [])
         if args.verify:
@@ -137,8 +146,10 @@ async def _replay_histories(histories: list[list[Recorded]], event_log: EventLog
             if skipped:
                 report["unreadable"] = [msgspec.to_builtins(found) for found in skipped]
             print(json.dumps(report) if args.json else _rebuild_text(report))
-    if len(histories) > 1 and not args.json:
-        print(f"{len(histories) - failed}/{len(histories)} runs ok")
+    total = len(histories) + not_read
+    if total > 1 and not args.json:
+        unread = f" ({not_read} with no readable event)" if not_read else ""
+        print(f"{total - failed}/{total} runs ok{unread}")
     return 1 if failed else 0
 
 
@@ -328,6 +339,8 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
             workflow, run_settings = _fork_settings(parent, overrides)
             policy = run_settings.get("models", {}).get("policy") or submitted_config(settings)["models"]["policy"]
             print(announce("fork", policy, engine_url, workers_here=not args.no_wait), file=sys.stderr)
+            if args.fork_run_id is not None:
+                await refuse_taken_fork_id(runtime.log, args.fork_run_id)
             if not args.no_probe:
                 await probe_run_endpoints(run_settings, workflow, settings, nothing="no fork was made")
             plan = await fork_run(runtime.log, parent_id, at_seq=at_seq, overrides=overrides,
@@ -344,12 +357,28 @@ async def _cmd_fork(args: argparse.Namespace, settings: Settings) -> int:
             except asyncio.CancelledError:  # Ctrl-C: the fork itself is not stopped by that
                 say_left_running("fork", plan.run_id, engine_running=engine_running)
                 raise
+            except TimeoutError as exc:  # --timeout: nor by that
+                raise timed_out(exc, plan.run_id, engine_running=engine_running) from None
     finally:
         await runtime.close()
 
     result = outcome(records)
     print_result(result)
     return 1 if result["incomplete"] else 0
+
+
+async def refuse_taken_fork_id(event_log: EventLog, run_id: str) -> None:
+    """Refuse a ``--run-id`` a recorded run holds: the fork's copy would be a no-op there, and the
+    command would report that other run as the fork."""
+    recorded = await recorded_submission(event_log, run_id)
+    if recorded is False:
+        return
+    if isinstance(recorded, ProblemSubmitted):
+        held = (f"a fork of {recorded.parent_run_id}" if recorded.parent_run_id
+                else f"question {short(recorded.question)}")
+    else:
+        held = "no readable submission"
+    raise EngineError(taken(run_id, [held], flag="--run-id", nothing="no fork was made"))
 
 
 def event_seq(records: Sequence[Recorded], number: int) -> int:

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from engine.app.bootstrap import open_runtime
 from engine.cli.run_filters import add_run_filter_arguments, run_filter
 from engine.cli.run_lookup import open_run_index, pick_indexed
@@ -26,6 +28,7 @@ from engine.cli.run_reads import read_runs
 from engine.config.settings import Settings
 from engine.errors import EngineError
 from handlers.evolve.round_accuracy import round_rows
+from replay.dataset_scores import OVERALL
 from replay.report_data import ReportData, report_data
 from replay.results import result_row
 from replay.run_table import run_row, select
@@ -62,6 +65,7 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         results += log_results
         rounds += log_rounds
     data = report_data(results, rounds, training)
+    data = msgspec.structs.replace(data, incomplete=samples_not_completed(data, results))
     if args.training and not data.training:
         columns = ", ".join(map(str, training[0])) if training else "none"
         msg = (f"{args.training}: no row with a numeric step and a reward or score column to plot "
@@ -80,6 +84,15 @@ async def _cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     print(f"wrote {args.out} ({len(results)} runs in {groups} model/settings group(s), {len(data.training)} "
           "training series)", file=sys.stderr)
     return 0
+
+
+def samples_not_completed(data: ReportData, results: list[dict[str, Any]]) -> int:
+    """Samples the page counts as not completed: the groups' failed ones (a retried sample's latest
+    attempt only, as the table counts it), and runs never submitted, which no group holds."""
+    grouped = sum(group.failed for group in data.groups if group.source != OVERALL)
+    ungrouped = sum(1 for row in results if not isinstance(row.get("problem_id"), str)
+                    and (row.get("completed") is False or row.get("status") == "not submitted"))
+    return grouped + ungrouped
 
 
 async def _from_log(settings: Settings, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

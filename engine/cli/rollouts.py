@@ -27,15 +27,21 @@ from engine.app.operations import local_workers
 from engine.cli.endpoint_probe import probe_run_endpoints
 from engine.cli.problem_args import add_model_arguments, apply_model_flags
 from engine.cli.progress import RolloutProgress
+from engine.cli.run_lookup import open_run_index
 from engine.cli.submitted_settings import announce, submitted_config
+from engine.cli.taken_run_ids import differences, recorded_submission, taken
 from engine.config.settings import Settings
 from engine.console.argtypes import whole_number
-from engine.datasets import load_problems
+from engine.datasets import Problem, group_id_for, load_problems, run_id_for
 from engine.errors import EngineError
+from engine.eventlog.port import EventLog
 from engine.rollouts import DriverOptions, RolloutDriver
 from engine.runtime.signals import install_signal_handlers
 from engine.serving import CommandReloadHook, HttpReloadHook, PolicySync, VllmLoraLoader, WeightLoader
+from events.record import Recorded
+from events.run import ProblemSubmitted, RunCompleted
 from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
+from replay.dataset_scores import INCOMPLETE_REASONS
 
 _positive = whole_number(1)
 
@@ -82,25 +88,91 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
         await probe_run_endpoints(config, args.workflow, settings, nothing="nothing was submitted")
     runtime = await open_runtime(settings, start_server=True)
     try:
-        driver = RolloutDriver(runtime.log, options)
-        progress = RolloutProgress(driver, len(problems))
+        seen = EndingsSeen(runtime.log)
+        driver = RolloutDriver(seen, options)  # type: ignore[arg-type]  # the log, read through
+        recorded_before = await _recorded_before(runtime, settings, options, problems, await driver.current_version())
+        if recorded_before:
+            print(f"apollo rollouts: {recorded_before} of {len(problems) * args.samples} runs were submitted before "
+                  f"under --prefix {args.prefix} with these problems and settings: they are not submitted again "
+                  "(their recorded results count)", file=sys.stderr, flush=True)
+        progress = RolloutProgress(driver, len(problems), not_completed=lambda: len(seen.not_completed))
         async with local_workers(runtime, enabled=not engine_running), _drawing(progress):
             await driver.submit(problems)
             await driver.drain()
     finally:
         await runtime.close()
+    failed = driver.stats.runs_failed + len(seen.not_completed)
     summary = {"groups": driver.stats.groups_submitted, "runs": driver.stats.groups_submitted * args.samples,
-               "runs_failed": driver.stats.runs_failed, "max_open_groups": driver.stats.max_open_groups,
-               "versions": list(dict.fromkeys(g.version for g in driver.groups))}
+               "runs_failed": failed, "max_open_groups": driver.stats.max_open_groups,
+               "versions": list(dict.fromkeys(g.version for g in driver.groups)), "recorded_before": recorded_before}
     if args.json:
         print(json.dumps(summary))
     else:
         versions = ", ".join("none" if v is None else f"v{v}" for v in summary["versions"])
         groups, runs = summary["groups"], summary["runs"]
-        print(f"apollo rollouts: {groups} group{'' if groups == 1 else 's'} ({runs} run{'' if runs == 1 else 's'}, "
-              f"{summary['runs_failed']} failed) for policy version {versions}; "
+        before = f", {recorded_before} of them recorded before" if recorded_before else ""
+        print(f"apollo rollouts: {groups} group{'' if groups == 1 else 's'} ({runs} run{'' if runs == 1 else 's'}"
+              f"{before}, {summary['runs_failed']} failed) for policy version {versions}; "
               f"at most {summary['max_open_groups']} open at once")
-    return 0
+    if failed:
+        print(f"apollo rollouts: {failed} of {summary['runs']} runs failed (a model server or the engine did) or were "
+              "cancelled: `apollo runs` lists them, `apollo show RUN` says why", file=sys.stderr)
+    return 1 if failed else 0
+
+
+class EndingsSeen:
+    """The event log as the rollout driver reads it, noting the runs that ended ``run.completed`` without
+    the model's answer judged (its model server failed: `apollo runs` lists them as failed, with no score).
+
+    The driver counts as failed only runs that did not complete; this command counts these too.
+    """
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self.not_completed: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._log, name)
+
+    async def read_run(self, run_id: str, *args: Any, **kwargs: Any) -> list[Recorded]:
+        records = await self._log.read_run(run_id, *args, **kwargs)
+        if any(isinstance(r.event, RunCompleted) and r.event.done_reason in INCOMPLETE_REASONS for r in records):
+            self.not_completed.add(run_id)
+        return records
+
+
+async def _recorded_before(runtime: Any, settings: Settings, options: DriverOptions, problems: list[Problem],
+                           version: int | None) -> int:
+    """How many of the runs the driver will submit are recorded already with the same submission.
+
+    The driver's run ids follow its prefix and the problems' order, and a submission under a
+    recorded id is a no-op: a run recorded with another problem, settings or policy version
+    would be counted as this command's. Such a one is refused before anything is submitted.
+    """
+    planned = [(run_id_for(options.run_prefix, problem.problem_id, sample, settings=str(ordinal)), ordinal, problem,
+                sample) for ordinal, problem in enumerate(problems) for sample in range(options.samples)]
+    index = await open_run_index(runtime.log, settings)
+    try:  # the driver's ids as it makes them (engine/rollouts/driver.py)
+        held = [plan for plan in planned if index.pick(plan[0], 1)[0] == [plan[0]]]
+    finally:
+        index.close()
+    for run_id, ordinal, problem, sample in held:
+        recorded = await recorded_submission(runtime.log, run_id)
+        if not isinstance(recorded, ProblemSubmitted):
+            found = ["no readable submission"]
+        else:
+            new = ProblemSubmitted(
+                event_id=run_id, run_id=run_id, occurred_at=recorded.occurred_at, problem_id=problem.problem_id,
+                question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
+                workflow=options.workflow, config=dict(options.config),
+                group_id=group_id_for(options.run_prefix, problem.problem_id, settings=str(ordinal)),
+                sample_index=sample, group_size=options.samples, metadata={"policy_version": version},
+            )  # fmt: skip
+            found = differences(recorded, new, metadata=("policy_version",))
+        if found:
+            more = f" ({len(held)} of its runs are recorded)" if len(held) > 1 else ""
+            raise EngineError(taken(run_id, found, flag=f"--prefix{more}", nothing="nothing was submitted"))
+    return len(held)
 
 
 @contextlib.asynccontextmanager

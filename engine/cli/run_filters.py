@@ -3,25 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from engine.errors import EngineError
 from handlers.workflows import WORKFLOW_NAMES
 from replay.run_table import RunFilter
+
+DATASET_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+"""The dataset files `apollo run` reads (engine/datasets.py)."""
 
 _AGE = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def add_run_filter_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", help="only runs of this dataset (its file's name) or data source")
+    parser.add_argument("--dataset", type=dataset_name,
+                        help="only runs of this dataset (its file, or the file's name) or data source")
     parser.add_argument("--model", dest="filter_model", metavar="MODEL",
                         help="only runs whose policy model name contains MODEL")
     parser.add_argument("--workflow", choices=WORKFLOW_NAMES, help="only runs of this workflow")
     parser.add_argument("--since", type=point_in_time, metavar="WHEN",
                         help="only runs started at or after WHEN: 2026-11-25, 2026-11-25T10:30 or an age (2h, 7d)")
     parser.add_argument("--until", type=point_in_time, metavar="WHEN", help="only runs started before WHEN")
+
+
+def dataset_name(text: str) -> str:
+    """The name a dataset's runs are recorded under (its file's name without the suffix, as `apollo run`
+    names them) when ``text`` is that file (``../data/gsm8k.jsonl``) or its file name (``gsm8k.jsonl``);
+    any other text as it is (a dataset or data source name)."""
+    path = Path(text)
+    if path.suffix.lower() in DATASET_SUFFIXES and (path.is_file() or os.sep not in text):
+        return path.stem
+    return text
 
 
 def run_filter(args: argparse.Namespace) -> RunFilter:

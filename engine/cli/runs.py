@@ -61,12 +61,14 @@ async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit:
             if after is not None and index.pick(after, 1)[1] != 1:
                 msg = f"--before {before!r}: no such run recorded"
                 raise RunNotFound(msg)
-            shown = await index.row_texts(keep, limit=limit, before=after)
+            shown = await index.row_texts(keep, limit=None if limit is None else limit + 1, before=after)
             recorded = index.count() if not shown else len(shown)
         finally:
             index.close()
     finally:
         await runtime.close()
+    older = limit is not None and len(shown) > limit  # one row more than shown was asked for: is there one?
+    shown = shown[:limit]
     if as_json:
         print("[" + ", ".join(text for text, _ in shown) + "]")
         return 0
@@ -79,7 +81,7 @@ async def list_runs(settings: Settings, keep: RunFilter | None = None, *, limit:
         if row.unreadable:
             print(f"{row.run_id}: {row.unreadable} unreadable record(s) skipped "
                   f"(`apollo show {row.run_id}` lists them)", file=sys.stderr)
-    if limit is not None and len(rows) == limit:
+    if older:
         print(f"older runs: add --before {rows[-1].run_id}", file=sys.stderr)
     return 0
 

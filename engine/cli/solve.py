@@ -20,7 +20,7 @@ from engine.app.operations import (
     watch_run,
 )
 from engine.cli.endpoint_probe import probe_run_endpoints
-from engine.cli.left_running import say_left_running
+from engine.cli.left_running import say_left_running, timed_out
 from engine.cli.problem_args import (
     add_problem_arguments,
     apply_model_flags,
@@ -29,6 +29,7 @@ from engine.cli.problem_args import (
 )
 from engine.cli.render import numbered_progress
 from engine.cli.submitted_settings import announce, submitted_config
+from engine.cli.taken_run_ids import check_run_id
 from engine.config.settings import Settings
 
 
@@ -54,12 +55,17 @@ async def _cmd_submit(args: argparse.Namespace, settings: Settings) -> int:
         run_id = args.run_id or new_run_id()
         event = submission(run_id, args.question, ground_truth=args.answer, workflow=args.workflow,
                            config=config, **problem_fields(args))
-        await submit(runtime.log, event)
+        again = args.run_id is not None and await check_run_id(runtime.log, event, flag="--run-id",
+                                                               nothing="nothing was submitted")
+        if not again:
+            await submit(runtime.log, event)
     finally:
         await runtime.close()
     # said once it is submitted: a refusal stays the command's one line
     print(announce("submit", config["models"]["policy"], settings.nats.url or running_engine_url(settings)),
           file=sys.stderr)
+    if again:
+        print(already_said("submit", run_id), file=sys.stderr)
     print(run_id)
     return 0
 
@@ -82,7 +88,11 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             run_id = args.run_id or new_run_id("solve")
             event = submission(run_id, args.question, ground_truth=args.answer,
                                workflow=args.workflow, config=config, **problem_fields(args))
-            await submit(runtime.log, event)
+            if args.run_id is not None and await check_run_id(runtime.log, event, flag="--run-id",
+                                                              nothing="nothing was submitted"):
+                print(already_said("solve", run_id, "; what that run recorded follows"), file=sys.stderr)
+            else:
+                await submit(runtime.log, event)
             hint = asyncio.create_task(warn_if_no_worker(runtime, run_id, f"NATS at {engine_url}")) \
                 if engine_running else None
             try:
@@ -91,6 +101,8 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
             except asyncio.CancelledError:  # Ctrl-C: the run itself is not stopped by that
                 say_left_running("solve", run_id, engine_running=engine_running)
                 raise
+            except TimeoutError as exc:  # --timeout: nor by that
+                raise timed_out(exc, run_id, engine_running=engine_running) from None
             finally:
                 if hint is not None:
                     hint.cancel()
@@ -102,6 +114,12 @@ async def solve(settings: Settings, args: argparse.Namespace, overrides: dict[st
     else:
         print_result(result)
     return 1 if result["incomplete"] else 0
+
+
+def already_said(command: str, run_id: str, then: str = "") -> str:
+    """The line a command prints when the run it names is recorded already with the same submission."""
+    return (f"apollo {command}: run {run_id} was submitted before with this question and these settings: "
+            f"nothing was submitted again{then}")
 
 
 def as_listed(result: dict[str, Any]) -> dict[str, Any]:
@@ -132,8 +150,9 @@ def print_result(result: dict[str, Any]) -> None:
     if result.get("steps") is not None:
         print(f"steps:   {result['steps']}")
     elif result.get("rounds"):
-        print(f"rounds:  {result['rounds']}")
+        failed = result.get("rounds_failed")
+        print(f"rounds:  {result['rounds']}" + (f" ({failed} could not be completed)" if failed else ""))
     if result["status"] in ("failed", "cancelled"):
         print(f"reason:  {result.get('reason')}")
-    elif result["incomplete"] and result.get("failure"):
+    elif (result["incomplete"] or result.get("rounds_failed")) and result.get("failure"):
         print(f"reason:  {result['failure']}")

@@ -23,6 +23,11 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     return args
 
 
+def command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (its usage goes with an error it refuses), else ``parser``."""
+    return _subcommands(parser).get(command or "", parser)
+
+
 def _action_given(owner: argparse.ArgumentParser, argv: Sequence[str] | None,
                   extras: Sequence[str]) -> argparse.ArgumentParser:
     """The parser of the action named after the command (``streams ensure``, ``rag query``), if one was."""

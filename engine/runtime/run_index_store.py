@@ -21,7 +21,7 @@ from engine.errors import EngineError
 from replay.run_summary import RunSummary
 from replay.run_table import RunFilter, RunRow, row_of
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Raise on any change to the tables or to what a summary holds; an older file is rebuilt."""
 
 _SCHEMA = """

@@ -30,7 +30,8 @@ def test_rollouts_submits_every_group_and_keeps_the_bound(tmp_path: Path) -> Non
                             "--max-in-flight", "1", "--model", f"scripted:{_script(tmp_path)}", "--json")
     assert code == 0, err[-2000:]
     summary = json.loads(out.strip().splitlines()[-1])
-    assert summary == {"groups": 3, "runs": 6, "runs_failed": 0, "max_open_groups": 1, "versions": [None]}
+    assert summary == {"groups": 3, "runs": 6, "runs_failed": 0, "max_open_groups": 1, "versions": [None],
+                       "recorded_before": 0}
     assert "apollo rollouts: 3/3 groups ended, 0 open, 0 runs failed" in err  # the final progress line
 
 
