@@ -23,6 +23,7 @@ import msgspec
 from engine.app.bootstrap import Runtime, open_runtime, running_engine_url, settings_for_run
 from engine.app.operations import local_workers, submission, submit, warn_if_no_worker
 from engine.cli.endpoint_probe import fit_settings_to_servers
+from engine.cli.left_running import say_left_unfinished
 from engine.cli.problem_args import apply_model_flags
 from engine.cli.progress import Progress
 from engine.cli.results_file import write_results
@@ -162,7 +163,7 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
                                trackers=trackers, open_runs=open_runs)
         except asyncio.CancelledError:  # Ctrl-C: the runs submitted are not stopped by that
             if open_runs:
-                say_left_unfinished(sorted(open_runs), engine_running=engine_running)
+                say_left_unfinished("run", sorted(open_runs), engine_running=engine_running)
             raise
         finally:
             if hint is not None:
@@ -176,16 +177,6 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         trackers.close()
         await runtime.close()
-
-
-def say_left_unfinished(run_ids: list[str], *, engine_running: bool) -> None:
-    """One line on stderr: the runs an interrupted `apollo run` leaves, where they go on, and how to
-    take them up again (the same command resumes them) or end them."""
-    where = ("go on in the running engine" if engine_running else
-             "are left unfinished: `apollo runs` lists them as running, and workers started later go on with them")
-    shown = ", ".join(run_ids[:3]) + (f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else "")
-    print(f"apollo run: {len(run_ids)} run(s) submitted and not ended ({shown}) {where}; the same command "
-          "resumes them and reports the rest, `apollo cancel RUN` ends one", file=sys.stderr, flush=True)
 
 
 def with_sampling_flags(settings: Settings, args: argparse.Namespace) -> Settings:

@@ -27,3 +27,13 @@ def left_words(run_id: str, *, engine_running: bool) -> str:
 def timed_out(exc: TimeoutError, run_id: str, *, engine_running: bool) -> EngineError:
     """The one line of a command whose ``--timeout`` passed: the run is not stopped by that either."""
     return EngineError(f"{exc}: the run {left_words(run_id, engine_running=engine_running)}")
+
+
+def say_left_unfinished(command: str, run_ids: list[str], *, engine_running: bool) -> None:
+    """One line on stderr: the runs an interrupted `apollo run` or `rollouts` leaves, where they go on,
+    and how to take them up again (the same command resumes them) or end them."""
+    where = ("go on in the running engine" if engine_running else
+             "are left unfinished: `apollo runs` lists them as running, and workers started later go on with them")
+    shown = ", ".join(run_ids[:3]) + (f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else "")
+    print(f"apollo {command}: {len(run_ids)} run(s) submitted and not ended ({shown}) {where}; the same command "
+          "resumes them and reports the rest, `apollo cancel RUN` ends one", file=sys.stderr, flush=True)

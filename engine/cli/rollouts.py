@@ -25,6 +25,7 @@ from typing import Any
 from engine.app.bootstrap import open_runtime, running_engine_url
 from engine.app.operations import local_workers
 from engine.cli.endpoint_probe import probe_run_endpoints
+from engine.cli.left_running import say_left_unfinished
 from engine.cli.problem_args import add_model_arguments, apply_model_flags
 from engine.cli.progress import RolloutProgress
 from engine.cli.run_lookup import open_run_index
@@ -97,8 +98,13 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
                   "(their recorded results count)", file=sys.stderr, flush=True)
         progress = RolloutProgress(driver, len(problems), not_completed=lambda: len(seen.not_completed))
         async with local_workers(runtime, enabled=not engine_running), _drawing(progress):
-            await driver.submit(problems)
-            await driver.drain()
+            try:
+                await driver.submit(problems)
+                await driver.drain()
+            except asyncio.CancelledError:  # Ctrl-C: the runs submitted are not stopped by that
+                if driver.open_run_ids():
+                    say_left_unfinished("rollouts", driver.open_run_ids(), engine_running=engine_running)
+                raise
     finally:
         await runtime.close()
     failed = driver.stats.runs_failed + len(seen.not_completed)

@@ -90,6 +90,10 @@ class RolloutDriver:
         """Open run id -> the last sequence of it already read."""
         self._policy_history = PolicyHistory(event_log, policy_run_id(options.policy))
 
+    def open_run_ids(self) -> list[str]:
+        """The runs submitted and not yet ended, sorted."""
+        return sorted(self._open)
+
     @property
     def open_groups(self) -> int:
         return len({id(g) for g in self._open.values()})

@@ -50,3 +50,29 @@ def test_an_interrupted_run_names_the_runs_it_leaves_and_how_to_take_them_up(tmp
     code, out, listing_err = apollo(data, "runs", "--json")
     assert code == 0, listing_err[-2000:]
     assert [row["status"] for row in json.loads(out)] == ["running", "running"]
+
+
+def test_interrupted_rollouts_name_the_runs_they_leave(tmp_path: Path) -> None:
+    """Ctrl-C on `rollouts` while a group waits on the model: exit 130 and one line naming its runs."""
+    if not DATASET.exists():
+        pytest.skip(f"{DATASET} is not here")
+    data = tmp_path / "data"
+    env = {**os.environ, "APOLLO_DATA_DIR": str(data)}
+    env.pop("APOLLO_NATS_URL", None)
+    with fake_model_server("--latency-ms", "60000") as model:
+        process = subprocess.Popen([sys.executable, "-m", "engine", "rollouts", "--dataset", str(DATASET), "--limit",
+                                    "1", "--samples", "2", "--max-in-flight", "1", "--model", "fake-model",
+                                    "--model-url", model.url, "--no-probe"],
+                                   cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+        deadline = time.monotonic() + 60
+        while model.calls() < 2:
+            assert process.poll() is None and time.monotonic() < deadline, "rollouts made no model calls"
+            time.sleep(0.1)
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(60) == 130
+        assert process.stderr is not None
+        err = process.stderr.read().decode()
+    (line,) = [line for line in err.splitlines() if "submitted and not ended" in line]
+    assert line.startswith("apollo rollouts: 2 run(s) submitted and not ended ("), line
+    assert "`apollo cancel RUN` ends one" in line
