@@ -25,6 +25,7 @@ from events.model import ModelCallFailed
 from events.record import Recorded, Unreadable
 from events.run import RUN_ENDINGS, ProblemSubmitted, RunCancelled, RunCompleted, RunFailed
 from replay.dataset_scores import INCOMPLETE_REASONS
+from replay.run_ending import done_reason_read, round_incomplete
 
 
 async def submit(log: EventLog, event: ProblemSubmitted) -> Appended:
@@ -177,11 +178,13 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
             result.update(steps=event.steps, done_reason=event.done_reason, invalid_turns=event.invalid_turns)
         elif isinstance(event, RoundCompleted):
             result["rounds"] = result.get("rounds", 0) + 1
-            if event.done_reason in INCOMPLETE_REASONS:
+            if round_incomplete(event.done_reason):
                 result["rounds_failed"] = result.get("rounds_failed", 0) + 1
         elif isinstance(event, RunCompleted):
             result["status"] = "completed"
-            result.setdefault("done_reason", event.done_reason)
+            read = done_reason_read(event, result.get("rounds", 0), result.get("rounds_failed", 0))
+            # an evolve run none of whose rounds judged the model reads as model_failed (replay.run_ending)
+            result["done_reason"] = read if read != event.done_reason else result.get("done_reason", read)
             if result.get("rounds") and "score" not in result:  # an evolve run: its chosen round's
                 result.update(answer=event.answer, score=event.score, method="chosen round")
         elif isinstance(event, RunFailed):
@@ -189,8 +192,6 @@ def outcome(records: list[Recorded]) -> dict[str, Any]:
         elif isinstance(event, RunCancelled):
             result.update(status="cancelled", reason=f"cancelled by {event.by or 'someone'}: {event.reason}")
     result.setdefault("status", "running")
-    if result.get("rounds") and result.get("rounds_failed") == result["rounds"] and result["status"] == "completed":
-        result["done_reason"] = "model_failed"  # no round got the model's own answer: nothing judged the model
     result["incomplete"] = result["status"] != "completed" or result.get("done_reason") in INCOMPLETE_REASONS
     return result
 

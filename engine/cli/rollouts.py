@@ -33,7 +33,7 @@ from engine.cli.submitted_settings import announce, submitted_config
 from engine.cli.taken_run_ids import differences, recorded_submission, taken
 from engine.config.settings import Settings
 from engine.console.argtypes import whole_number
-from engine.datasets import Problem, group_id_for, load_problems, run_id_for
+from engine.datasets import Problem, load_problems
 from engine.errors import EngineError
 from engine.eventlog.port import EventLog
 from engine.rollouts import DriverOptions, RolloutDriver
@@ -91,7 +91,7 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
     try:
         seen = EndingsSeen(runtime.log)
         driver = RolloutDriver(seen, options)  # type: ignore[arg-type]  # the log, read through
-        recorded_before = await _recorded_before(runtime, settings, options, problems, await driver.current_version())
+        recorded_before = await _recorded_before(runtime, settings, driver, problems, await driver.current_version())
         if recorded_before:
             print(f"apollo rollouts: {recorded_before} of {len(problems) * args.samples} runs were submitted before "
                   f"under --prefix {args.prefix} with these problems and settings: they are not submitted again "
@@ -147,7 +147,7 @@ class EndingsSeen:
         return records
 
 
-async def _recorded_before(runtime: Any, settings: Settings, options: DriverOptions, problems: list[Problem],
+async def _recorded_before(runtime: Any, settings: Settings, driver: RolloutDriver, problems: list[Problem],
                            version: int | None) -> int:
     """How many of the runs the driver will submit are recorded already with the same submission.
 
@@ -155,29 +155,20 @@ async def _recorded_before(runtime: Any, settings: Settings, options: DriverOpti
     recorded id is a no-op: a run recorded with another problem, settings or policy version
     would be counted as this command's. Such a one is refused before anything is submitted.
     """
-    planned = [(run_id_for(options.run_prefix, problem.problem_id, sample, settings=str(ordinal)), ordinal, problem,
-                sample) for ordinal, problem in enumerate(problems) for sample in range(options.samples)]
+    planned = [event for ordinal, problem in enumerate(problems)
+               for event in driver.group_submissions(problem, ordinal, version)]
     index = await open_run_index(runtime.log, settings)
-    try:  # the driver's ids as it makes them (engine/rollouts/driver.py)
-        held = [plan for plan in planned if index.pick(plan[0], 1)[0] == [plan[0]]]
+    try:
+        held = [event for event in planned if index.pick(event.run_id, 1)[0] == [event.run_id]]
     finally:
         index.close()
-    for run_id, ordinal, problem, sample in held:
-        recorded = await recorded_submission(runtime.log, run_id)
-        if not isinstance(recorded, ProblemSubmitted):
-            found = ["no readable submission"]
-        else:
-            new = ProblemSubmitted(
-                event_id=run_id, run_id=run_id, occurred_at=recorded.occurred_at, problem_id=problem.problem_id,
-                question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
-                workflow=options.workflow, config=dict(options.config),
-                group_id=group_id_for(options.run_prefix, problem.problem_id, settings=str(ordinal)),
-                sample_index=sample, group_size=options.samples, metadata={"policy_version": version},
-            )  # fmt: skip
-            found = differences(recorded, new, metadata=("policy_version",))
+    for new in held:
+        recorded = await recorded_submission(runtime.log, new.run_id)
+        found = differences(recorded, new, metadata=("policy_version",)) if isinstance(recorded, ProblemSubmitted) \
+            else ["no readable submission"]
         if found:
             more = f" ({len(held)} of its runs are recorded)" if len(held) > 1 else ""
-            raise EngineError(taken(run_id, found, flag=f"--prefix{more}", nothing="nothing was submitted"))
+            raise EngineError(taken(new.run_id, found, flag=f"--prefix{more}", nothing="nothing was submitted"))
     return len(held)
 
 

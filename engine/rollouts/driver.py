@@ -118,23 +118,31 @@ class RolloutDriver:
         while self._open:
             await self._wait_for_endings()
 
-    async def _submit_group(self, problem: Problem) -> SubmittedGroup:
-        ordinal = str(len(self.groups))
+    def group_submissions(self, problem: Problem, ordinal: int, version: int | None) -> list[ProblemSubmitted]:
+        """The submissions of ``problem``'s group when it is the ``ordinal``-th (from 0) this driver submits,
+        for policy ``version``: run ids follow the prefix and that order, so a command can tell beforehand
+        which are recorded already."""
         opts = self.options
+        group_id = group_id_for(opts.run_prefix, problem.problem_id, settings=str(ordinal))
+        run_ids = [run_id_for(opts.run_prefix, problem.problem_id, i, settings=str(ordinal))
+                   for i in range(opts.samples)]
+        return [ProblemSubmitted(
+            event_id=run_id, run_id=run_id, occurred_at=datetime.now(UTC), problem_id=problem.problem_id,
+            question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
+            workflow=opts.workflow, config=dict(opts.config), group_id=group_id, sample_index=index,
+            group_size=opts.samples,
+            metadata={**problem.metadata, "policy_version": version, "rollout_driver": opts.run_prefix},
+        ) for index, run_id in enumerate(run_ids)]  # fmt: skip
+
+    async def _submit_group(self, problem: Problem) -> SubmittedGroup:
         version = await self.current_version()
-        group_id = group_id_for(opts.run_prefix, problem.problem_id, settings=ordinal)
-        run_ids = [run_id_for(opts.run_prefix, problem.problem_id, i, settings=ordinal) for i in range(opts.samples)]
-        group = SubmittedGroup(group_id=group_id, problem_id=problem.problem_id, run_ids=run_ids, version=version,
-                               open_runs=set(run_ids))
-        for index, run_id in enumerate(run_ids):
-            await self._append_first(ProblemSubmitted(
-                event_id=run_id, run_id=run_id, occurred_at=datetime.now(UTC), problem_id=problem.problem_id,
-                question=problem.question, ground_truth=problem.ground_truth, data_source=problem.data_source,
-                workflow=opts.workflow, config=dict(opts.config), group_id=group_id, sample_index=index,
-                group_size=opts.samples,
-                metadata={**problem.metadata, "policy_version": version, "rollout_driver": opts.run_prefix},
-            ))  # fmt: skip
-            self._open[run_id] = group
+        submissions = self.group_submissions(problem, len(self.groups), version)
+        run_ids = [event.run_id for event in submissions]
+        group = SubmittedGroup(group_id=submissions[0].group_id or "", problem_id=problem.problem_id,
+                               run_ids=run_ids, version=version, open_runs=set(run_ids))
+        for event in submissions:
+            await self._append_first(event)
+            self._open[event.run_id] = group
         self.groups.append(group)
         self.stats.groups_submitted += 1
         self.stats.max_open_groups = max(self.stats.max_open_groups, self.open_groups)

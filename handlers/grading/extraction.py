@@ -340,8 +340,9 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if len(sentence) >= CONTEXT_WINDOW:
         return LONG_SENTENCE
     before = _MATH_DELIMITERS.sub(" ", sentence)
-    clauses = _CLAUSE_BREAK.split(_prose_only(sentence))
-    label = _label_before_colon(_prose_only(sentence))
+    prose = _prose_only(sentence)
+    clauses = _CLAUSE_BREAK.split(prose)
+    label = _label_before_colon(prose)
     announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
     lead = before.strip() if _DENYING.search(before) or not announced else ""
     if not (after or lead):
@@ -425,6 +426,7 @@ _STATES_AN_ANSWER: Final = re.compile(
 """A sentence that states an answer's value (``The correct answer is 43``, ``the result should be
 $x+1$``); ``The solution is complete`` states none."""
 _SIGNED_NUMBER: Final = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_MORE_DIGITS: Final = re.compile(r"[.,]?\d")
 _NOT_CONTENT: Final = re.compile(r"\s+|\$|\\[()\[\]]|[{}]")
 
 
@@ -439,8 +441,7 @@ def _restates(value: str, boxed: str) -> bool:
     said = _bare_text(value).rstrip(".!?")
     if said == boxed:
         return True
-    return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not said[len(boxed):][:1].isdigit() \
-        and not re.match(r"[.,]\d", said[len(boxed):])
+    return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))
 
 
 def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
@@ -486,9 +487,9 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
         return None
     boxed = _bare_text(answer)
     start = stop.end()
-    for end in [match.start() for match in _SENTENCE_END.finditer(region, start)] + [len(region)]:
+    for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
         sentence = " ".join(region[start:end].split())
-        start = end + 1
+        start = end + len(mark)
         if not sentence.strip(" .!?"):
             continue
         prose = _prose_only(sentence)
@@ -497,8 +498,8 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
         stated = _STATES_AN_ANSWER.search(sentence)
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
-        if region[end : end + 1] == "?" or _concludes_another_value(sentence, prose, answer):
-            return sentence + region[end : end + 1]
+        if mark == "?" or _concludes_another_value(sentence, prose, answer):
+            return sentence + mark.strip()
     return None
 
 
