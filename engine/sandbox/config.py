@@ -50,6 +50,10 @@ class SandboxConfig:
     """RLIMIT_CPU is the timeout plus this (wall-clock timeout is enforced separately)."""
     file_size_bytes: int = 16 * MIB
     scratch_bytes: int = 64 * MIB
+    scratch_inodes: int = 64 * 1024
+    """Files, directories and links in the scratch tmpfs (``nr_inodes``): without it tmpfs
+    allows millions of empty inodes, kernel memory outside ``scratch_bytes`` that also makes
+    the call's teardown (the unmount) slow."""
     open_files: int = 256
     processes: int = 64
     """RLIMIT_NPROC (threads included), per call: every live worker has its own uid."""

@@ -19,8 +19,11 @@ _ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/os-release")
 _DEV_NODES = ("null", "zero", "full", "random", "urandom")
 
 
-def build(python_paths: list[str], uid: int, scratch_bytes: int, mount_proc: bool) -> None:
-    """Mount the new root, pivot into it, and make ``/tmp`` the scratch working directory."""
+def build(python_paths: list[str], uid: int, scratch_bytes: int, mount_proc: bool, scratch_inodes: int = 0) -> None:
+    """Mount the new root, pivot into it, and make ``/tmp`` the scratch working directory.
+
+    ``scratch_inodes`` (when positive) caps the files, directories and links in scratch.
+    """
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
     root = _STAGE
     sc.mount("apollo-root", root, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=4m,mode=0755")
@@ -31,12 +34,13 @@ def build(python_paths: list[str], uid: int, scratch_bytes: int, mount_proc: boo
     _make_etc(root, uid)
     _make_dev(root)
     os.makedirs(root + SCRATCH, exist_ok=True)
+    inodes = f",nr_inodes={scratch_inodes}" if scratch_inodes > 0 else ""
     sc.mount(
         "apollo-scratch",
         root + SCRATCH,
         "tmpfs",
         sc.MS_NOSUID | sc.MS_NODEV,
-        f"size={scratch_bytes},mode=0700,uid={uid},gid={uid}",
+        f"size={scratch_bytes},mode=0700,uid={uid},gid={uid}{inodes}",
     )
     os.makedirs(root + "/proc", exist_ok=True)
     if mount_proc:
@@ -77,9 +81,7 @@ def _expose(root: str, path: str) -> None:
         with open(target, "w"):
             pass
     sc.mount(path, target, None, sc.MS_BIND | sc.MS_REC)
-    sc.mount(
-        None, target, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV
-    )
+    sc.mount(None, target, None, sc.MS_BIND | sc.MS_REMOUNT | sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV)
 
 
 def _make_etc(root: str, uid: int) -> None:

@@ -18,7 +18,7 @@ DESCRIPTIONS = {
     "unprivileged_user": "runs as a per-call unprivileged uid",
     "no_new_privs": "no privilege gain through exec (setuid binaries)",
     "landlock": "Landlock: writes only to scratch, no TCP, no signals outside",
-    "seccomp": "seccomp: no kernel keyrings (they would outlive the call)",
+    "seccomp": "seccomp: no kernel keyrings, user namespaces, io_uring, userfaultfd, bpf, perf",
     "memory_cgroup": "one memory limit for the whole call (processes, SysV shm, memfds, files)",
     "ipc_limits": "SysV shared memory and message queues capped in the call's IPC namespace",
     "empty_environment": "empty environment (no inherited secrets)",

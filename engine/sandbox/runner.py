@@ -132,28 +132,126 @@ def _register_source(code: str) -> None:
 
 
 def format_exception(exc: BaseException, prepared: Prepared) -> str:
-    """A standard traceback without the runner's frames, in the user's line numbers."""
+    """A standard traceback without the runner's frames, in the user's line numbers.
+
+    A very long traceback (runaway recursion reaches 600,000 frames) is shortened before it
+    is extracted, as Python itself would print it: a run of one repeated line shows three
+    times and then ``[Previous line repeated N more times]``; what is still longer keeps its
+    first and last :data:`FRAMES_SHOWN` frames. Extracting and formatting every frame would
+    take longer than most timeouts, so the call would end as a timeout, not as the error.
+    """
+    notes: dict[int, list[str]] = {}
+    _shorten(exc, notes, set())
     report = traceback.TracebackException.from_exception(exc)
-    _trim(report, prepared, set())
+    _trim(report, exc, prepared, notes, set())
     return "".join(report.format())
 
 
-def _trim(report: traceback.TracebackException, prepared: Prepared, seen: set[int]) -> None:
+FRAMES_SHOWN = 100
+"""Frames kept at each end of a traceback that is still long once repeats are collapsed."""
+_REPEATS_SHOWN = 3  # traceback._RECURSIVE_CUTOFF: what Python prints of a repeated line
+
+
+class _NotedStack(traceback.StackSummary):
+    """Frames with a note to print after some of them (the frames cut there)."""
+
+    notes: list[str]
+
+    def format(self) -> list[str]:
+        lines = []
+        for frame, note in zip(self, self.notes, strict=True):
+            text = self.format_frame_summary(frame)
+            if text is not None:
+                lines.append(text)
+            if note:
+                lines.append(note)
+        return lines
+
+
+def _shorten(exc: BaseException, notes: dict[int, list[str]], seen: set[int]) -> None:
+    """Cut long tracebacks of ``exc`` and its chained exceptions; record the notes per
+    exception (one per kept frame, ``""`` for none)."""
+    if id(exc) in seen:
+        return
+    seen.add(id(exc))
+    entries: list[types.TracebackType] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    if len(entries) > 2 * FRAMES_SHOWN:
+        kept, kept_notes = _collapse_repeats(entries)
+        if len(kept) > 2 * FRAMES_SHOWN:
+            cut = len(kept) - 2 * FRAMES_SHOWN
+            kept_notes[FRAMES_SHOWN - 1] += f"  [... {cut} more frames not shown ...]\n"
+            kept = kept[:FRAMES_SHOWN] + kept[-FRAMES_SHOWN:]
+            kept_notes = kept_notes[:FRAMES_SHOWN] + kept_notes[-FRAMES_SHOWN:]
+        chain: types.TracebackType | None = None
+        for entry in reversed(kept):
+            chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+        exc.__traceback__ = chain
+        notes[id(exc)] = kept_notes
+    for chained in (exc.__cause__, exc.__context__):
+        if chained is not None:
+            _shorten(chained, notes, seen)
+
+
+def _collapse_repeats(
+    entries: list[types.TracebackType],
+) -> tuple[list[types.TracebackType], list[str]]:
+    kept: list[types.TracebackType] = []
+    kept_notes: list[str] = []
+    run = 0
+    for i, entry in enumerate(entries):
+        same = i > 0 and (entry.tb_frame.f_code, entry.tb_lineno) == (
+            entries[i - 1].tb_frame.f_code,
+            entries[i - 1].tb_lineno,
+        )
+        run = run + 1 if same else 1
+        if run <= _REPEATS_SHOWN:
+            kept.append(entry)
+            kept_notes.append("")
+        last_of_run = i + 1 == len(entries) or (entries[i + 1].tb_frame.f_code, entries[i + 1].tb_lineno) != (
+            entry.tb_frame.f_code,
+            entry.tb_lineno,
+        )
+        if last_of_run and run > _REPEATS_SHOWN:
+            more = run - _REPEATS_SHOWN
+            kept_notes[-1] += f"  [Previous line repeated {more} more time{'s' if more > 1 else ''}]\n"
+    return kept, kept_notes
+
+
+def _trim(
+    report: traceback.TracebackException,
+    exc: BaseException,
+    prepared: Prepared,
+    notes: dict[int, list[str]],
+    seen: set[int],
+) -> None:
     if id(report) in seen:
         return
     seen.add(id(report))
     frames = list(report.stack)
+    frame_notes = notes.get(id(exc))
+    if frame_notes is None or len(frame_notes) != len(frames):
+        frame_notes = [""] * len(frames)
     first_user = next((i for i, f in enumerate(frames) if f.filename == FILENAME), None)
     if first_user is not None:
-        frames = frames[first_user:]
+        frames, frame_notes = frames[first_user:], frame_notes[first_user:]
     elif frames and frames[0].filename == __file__:
-        frames = [f for f in frames if f.filename != __file__]
+        pairs = [(f, n) for f, n in zip(frames, frame_notes, strict=True) if f.filename != __file__]
+        frames, frame_notes = [f for f, _ in pairs], [n for _, n in pairs]
     if prepared.line_map:
         frames = [_remap(f, prepared) for f in frames]
-    report.stack = traceback.StackSummary.from_list(frames)
-    for chained in (report.__cause__, report.__context__):
-        if chained is not None:
-            _trim(chained, prepared, seen)
+    if any(frame_notes):
+        stack = _NotedStack(frames)
+        stack.notes = frame_notes
+        report.stack = stack
+    else:
+        report.stack = traceback.StackSummary.from_list(frames)
+    for chained_report, chained in ((report.__cause__, exc.__cause__), (report.__context__, exc.__context__)):
+        if chained_report is not None and chained is not None:
+            _trim(chained_report, chained, prepared, notes, seen)
 
 
 def _remap(frame: traceback.FrameSummary, prepared: Prepared) -> traceback.FrameSummary:

@@ -5,7 +5,13 @@ still be there for the next call that gets the same uid. The worker therefore lo
 ``add_key``, ``request_key`` and ``keyctl`` (``EPERM``). When the call has no IPC namespace
 of its own, System V IPC and POSIX message queues are refused as well; when it has no memory
 cgroup, so do the ways to hold memory outside ``RLIMIT_AS`` that nothing else caps
-(``memfd_create``, ``memfd_secret``, new user namespaces, whose tmpfs mounts are unsized).
+(``memfd_create``, ``memfd_secret``).
+
+Always refused, because they only widen the kernel's attack surface and no snippet needs
+them: new user namespaces (inside one the code would hold ``CAP_NET_ADMIN`` and
+``CAP_SYS_ADMIN`` over namespaces of its own, which is how most unprivileged kernel exploits
+reach netfilter, mounts and the like; also, their tmpfs mounts are unsized), io_uring,
+``userfaultfd`` (a classic tool to win kernel races), ``bpf`` and ``perf_event_open``.
 
 The filter is plain classic BPF built here (no libseccomp); other architectures and x32
 calls get ``ENOSYS``.
@@ -23,6 +29,15 @@ from engine.sandbox import syscalls as sc
 KEYRINGS = ("add_key", "request_key", "keyctl")
 SYSV_IPC = ("shmget", "semget", "msgget", "mq_open")
 UNCAPPED_MEMORY = ("memfd_create", "memfd_secret")
+KERNEL_SURFACE = (
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "userfaultfd",
+    "bpf",
+    "perf_event_open",
+)
+"""Refused in every call: kernel attack surface that no snippet needs."""
 CLONE_NEWUSER = 0x10000000
 
 _NUMBERS = {
@@ -39,6 +54,12 @@ _NUMBERS = {
         "unshare": 272,
         "clone": 56,
         "clone3": 435,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "userfaultfd": 323,
+        "bpf": 321,
+        "perf_event_open": 298,
     },
     "aarch64": {
         "add_key": 217,
@@ -53,6 +74,12 @@ _NUMBERS = {
         "unshare": 97,
         "clone": 220,
         "clone3": 435,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "userfaultfd": 282,
+        "bpf": 280,
+        "perf_event_open": 241,
     },
 }
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -105,7 +132,7 @@ def build(machine: str, refused: tuple[str, ...], refuse_user_namespaces: bool) 
     return b"".join([*head, *body, allow])
 
 
-def install(refused: tuple[str, ...], refuse_user_namespaces: bool = False) -> bool | str:
+def install(refused: tuple[str, ...], refuse_user_namespaces: bool = True) -> bool | str:
     """Load the filter into this process (needs no_new_privs); True, or why not."""
     machine = platform.machine()
     if machine not in _NUMBERS:

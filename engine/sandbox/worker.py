@@ -83,6 +83,7 @@ def run_c(
                 request["python_paths"],
                 request["uid"],
                 request["scratch_bytes"],
+                scratch_inodes=int(request.get("scratch_inodes") or 0),
                 mount_proc=in_pid_ns,
             )
             applied["filesystem_view"] = True
@@ -239,17 +240,17 @@ def _limit_ipc(request: dict[str, Any], own_namespace: bool) -> bool | str:
 
 
 def _seccomp(applied: dict[str, Any]) -> bool | str:
-    """Refuse keyrings always; SysV IPC without an IPC namespace; memfds and user
-    namespaces without a memory cgroup (see engine/sandbox/seccomp.py)."""
+    """Refuse keyrings, new user namespaces and other kernel attack surface always; SysV
+    IPC without an IPC namespace; memfds without a memory cgroup (see
+    engine/sandbox/seccomp.py)."""
     refused = seccomp.KEYRINGS
     if applied.get("ipc_uts_namespace") is not True:
         refused += seccomp.SYSV_IPC
-    uncapped = applied.get("memory_cgroup") is not True
-    if uncapped:
+    if applied.get("memory_cgroup") is not True:
         refused += seccomp.UNCAPPED_MEMORY
     if applied.get("no_new_privs") is not True:
         return "unavailable: needs no_new_privs"
-    return seccomp.install(refused, refuse_user_namespaces=uncapped)
+    return seccomp.install(refused + seccomp.KERNEL_SURFACE, refuse_user_namespaces=True)
 
 
 def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:
@@ -257,9 +258,7 @@ def _landlock(request: dict[str, Any], own_root: bool) -> bool | str:
         return "disabled by configuration"
     scratch = fsview.SCRATCH if own_root else request["fallback_scratch"]
     try:
-        abi = landlock.restrict(
-            read_paths=["/"], write_paths=[scratch, "/dev/null", "/dev/zero", "/dev/full"]
-        )
+        abi = landlock.restrict(read_paths=["/"], write_paths=[scratch, "/dev/null", "/dev/zero", "/dev/full"])
     except OSError as exc:
         return f"failed: {exc.strerror}"
     return True if abi > 0 else "unavailable: kernel without landlock"
@@ -297,6 +296,8 @@ def _apply_limits(header: dict[str, Any]) -> None:
         "open_files": resource.RLIMIT_NOFILE,
         "processes": resource.RLIMIT_NPROC,
         "core_bytes": resource.RLIMIT_CORE,
+        "realtime_priority": resource.RLIMIT_RTPRIO,
+        "nice_ceiling": resource.RLIMIT_NICE,
     }
     for key, which in table.items():
         value = int(limits[key])
