@@ -1,7 +1,7 @@
 """Benchmark apollo's math grader against math-verify alone on the labelled cases.
 
 Usage: .venv/bin/python bench/grading.py [--repeat N] [--quick] [--show-disagreements]
-       [--fuzz N [--seed S] [--jobs J] [--examples K]]
+       [--fuzz N [--seed S] [--jobs J] [--examples K]] [--right-replies]
 
 Both graders score every case of ``tests/grading/cases/*.jsonl`` in this process's main
 thread (as a grading worker does). Printed per grader: agreement with the labels,
@@ -17,6 +17,9 @@ mutations of every gold in shared/data and the labelled cases) in ``--jobs`` wor
 processes, and prints per operator its kind, mutants, false positives (a changing mutant
 graded 1) and false negatives (a preserving mutant graded 0), the totals, and up to
 ``--examples`` wrong grades per operator; then the labelled cases as above.
+
+``--right-replies`` first grades 2,664 right replies written as models end their solutions
+(:mod:`bench._right_replies`) with both graders, and prints each one's false negatives per style.
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ def main() -> int:
     parser.add_argument("--seed", type=whole_number(0, 2**31), default=0, help="the fuzz sample's seed")
     parser.add_argument("--jobs", type=whole_number(1, 256), default=os.cpu_count() or 1, help="fuzz workers")
     parser.add_argument("--examples", type=whole_number(0, 100_000), default=3, help="wrong grades shown per operator")
+    parser.add_argument("--right-replies", action="store_true", help="recall on right replies in models' styles")
     args = parser.parse_args()
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # its timeouts are counted, not printed
 
@@ -128,6 +132,11 @@ def main() -> int:
         from bench._grading_fuzz import report_fuzz, run_fuzz
 
         report_fuzz(run_fuzz(args.fuzz, args.seed, args.jobs), args.fuzz, args.seed, args.jobs, args.examples)
+        print()
+    if args.right_replies:
+        from bench._right_replies import report as report_right_replies
+
+        report_right_replies()
         print()
 
     cases = load_cases()

@@ -60,6 +60,20 @@ _ANY_BOX = re.compile(
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
 _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
+"""A LaTeX comment: ``%`` to the end of the line, except a percent sign after a number; one right after a closing
+brace is shown too (:func:`_comment_or_shown`)."""
+_AFTER_A_GROUP: Final = re.compile(r"\}(?:\s|\$|\\[)\]]|%)*\Z")
+
+
+def _comment_or_shown(text: str, match: re.Match[str]) -> str:
+    """A ``%`` comment masked, unless the ``%`` stands right after a closing brace (across spaces, math
+    delimiters and another ``%``): ``\\boxed{42} % of the total``, ``\\(\\boxed{42}\\)%%`` are shown by
+    Markdown, so the words are read with the box."""
+    if _AFTER_A_GROUP.search(text, max(0, match.start() - 16), match.start()):
+        return match.group()
+    return " "
+
+
 _PHANTOM = re.compile(r"\\(?:[hv]?phantom|textcolor\s*\{\s*white\s*\})\s*\{")
 _WHITE_GROUP = re.compile(r"\{\s*\\color\s*\{\s*white\s*\}")
 _HIDDEN_HTML = re.compile(
@@ -140,7 +154,7 @@ def mask_hidden(text: str) -> str:
     """``text`` without what a reader never sees: HTML and LaTeX comments, ``\\iffalse`` blocks and
     ``\\phantom`` arguments."""
     text = _IFFALSE.sub(" ", _HIDDEN_HTML.sub(" ", _HTML_COMMENT.sub(" ", text)))
-    text = _LATEX_COMMENT.sub(" ", text)
+    text = _LATEX_COMMENT.sub(lambda match: _comment_or_shown(text, match), text)
     text = _WHITE_GROUP.sub(r"\\phantom{", text)  # {\color{white} x}: the rest of the group is unseen
     if "phantom" not in text and "textcolor" not in text:
         return text
@@ -266,7 +280,10 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 
 # -- the sentence a final box stands in --------------------------------------------------------
 
-_SENTENCE_END: Final = re.compile(r"\n|[.!?](?=\s|$)|</answer>", re.IGNORECASE)
+_SENTENCE_END: Final = re.compile(r"\n|(?<!\bi\.e)(?<!\be\.g)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>", re.IGNORECASE)
+_STRONG_EMPHASIS: Final = re.compile(r"\*\*|__")
+"""Markdown's bold markers, which close around a final sentence (``**The total is $\\boxed{42}$.**``) and say
+nothing about its value."""
 _MATH_DELIMITERS: Final = re.compile(r"\$+|\\[()\[\]]")
 _CLOSING_PHRASE: Final = re.compile(
     r"(?:(?:which|this|that|it)\s+)?(?:is|are|was|would\s+be|will\s+be|as)\s+(?:the|my|our)\s+"
@@ -276,24 +293,53 @@ _CLOSING_PHRASE: Final = re.compile(
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
 _DENYING: Final = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|think|believe|"
-    r"instead|rather|except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|old|former|"
-    r"less|more|least|most|than|minus|negative|plus|times|twice|double|triple|half|third|quarter|"
-    r"squared|cubed|reciprocal|inverse|opposite|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|"
-    r"untrue|bogus|invalid|accura|suppos|alleg|reported|apparent|previous|earlier|original|initial|"
-    r"tentativ|prelim|candidate|possib|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|approx|exceed|"
-    r"percent|fraction|portion|multiple)\w*)\b",
+    r"instead|rather|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|untrue|bogus|invalid|suppos|alleg|"
+    r"reported|tentativ|prelim|candidate|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|naive|distract|"
+    r"careless|suspect|wonder)\w*|nah|nope|wish|bet|runner-up|second-best|"
+    r"let\s+(?:[a-z]|the\s+\w+)\s+be)\b|\blet\s+[a-z]\s*=",
     re.IGNORECASE,
 )
-"""Words and stems that deny, suppose or change a value, looked for in the whole sentence before a
-final box (``It is not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``at most \\boxed{42}``). A
-closed list that is never complete: :data:`_ANNOUNCING` is what makes the clause next to the box sound."""
+"""Words and stems that deny or suppose, looked for in the whole sentence before a final box (``It is
+not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``If x were 1, \\boxed{42}``): a denial or a condition
+anywhere in the sentence governs the box. A closed list that is never complete: :data:`_ANNOUNCING` is what
+makes the clause next to the box sound."""
+_QUALIFYING: Final = re.compile(
+    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|old|former|than|"
+    r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|times|twice|double(?!-)|triple|half|third|quarter|"
+    r"squared|cubed|reciprocal|inverse|opposite|"
+    r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
+    r"seem|appear|trap|reject|extraneous|exclud|forbid|avoid|discrepan|subtotal|partial|intermediate|estimat|"
+    r"ignor|hope)\w*|(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
+    r"(?<!maximum\s)(?<!fewest\s)possib\w*|may|used\s+to|so\s+far|(?:lower|upper)\s+bounds?|according|glance|"
+    r"given\s+that|provided|providing|whenever|more\s+or\s+less|or\s+(?:more|less|fewer|so)|give\s+or\s+take)\b",
+    re.IGNORECASE,
+)
+"""Words that change, bound or hedge the value they stand next to (``at most``, ``twice``, ``the previous
+result is``, ``the approximate area is``, ``$x \\approx$``), looked for in the box's own clause and in clauses
+of at most two words (``Roughly, the answer is``): in an earlier clause they qualify something else (``Using the
+formula above, the result is``, ``Since the fraction simplifies, we get``). ``the least possible value`` is a
+superlative, not a possibility."""
+_SHORT_CLAUSE_WORDS: Final = 2
+
+
+def _qualifies_the_box(before: str) -> bool:
+    """Whether the box's own clause (the one before it when the box opens its clause: ``According to Bob,
+    \\boxed{42}``), or a clause of at most two words (an adverb set off by commas), holds a word of
+    :data:`_QUALIFYING`."""
+    clauses = _CLAUSE_BREAK.split(before)
+    own = [clauses[-1]] if clauses[-1].strip(" *_#>") or len(clauses) == 1 else clauses[-2:]
+    return any(_QUALIFYING.search(clause) for clause in own) or any(
+        _QUALIFYING.search(clause) for clause in clauses[:-1] if len(clause.split()) <= _SHORT_CLAUSE_WORDS
+    )
+
+
 _ANNOUNCING: Final = frozenset({
     "the", "a", "an", "final", "answer", "answers", "result", "results", "total", "value", "sum", "solution",
     "is", "are", "was", "be", "will", "would", "equals", "equal_to", "amounts_to", "comes_to", "of",
-    "we", "i", "you", "it", "this", "that", "which", "she", "he", "they", "our", "my", "its", "their",
+    "we", "i", "you", "it", "this", "that", "which", "she", "he", "they", "our", "my", "its", "their", "us",
     "get", "gets", "got", "obtain", "obtains", "obtained", "find", "finds", "found", "have", "has", "had",
     "make", "makes", "made", "give", "gives", "gave", "yield", "yields", "become", "becomes", "is:",
-    "therefore", "thus", "so", "hence", "then", "now", "and", "required", "desired", "number",
+    "therefore", "thus", "so", "hence", "then", "now", "and", "but", "required", "desired", "number",
     "**", "*", "=", "boxed", "final_answer",
 })
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
@@ -309,7 +355,7 @@ _SUBJECT_WORDS: Final = 8
 """At most this many words of subject before such a verb: a longer clause is prose, not a subject."""
 _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
                           (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"))
-_CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:]|\b(?:so|therefore|thus|hence)\b", re.IGNORECASE)
+_CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|\b(?:so(?!\s+far\b)|therefore|thus|hence)\b", re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
 
 
@@ -327,11 +373,15 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     begin, end = bounds
     stop = _sentence_stop(text, end)
     after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
-    after = _MATH_DELIMITERS.sub(" ", after).strip()
+    after = _STRONG_EMPHASIS.sub(" ", _MATH_DELIMITERS.sub(" ", after)).strip()
+    if stop is not None and stop.group() == "?":
+        after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
     joined, later = _split_clause(after)
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
         joined = ""
-    keep_later = (_DENYING.search(later) or _continues_with_a_value(later)
+    keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
+                  or _LATER_CLAUSE_HEDGE.search(later) or _continues_with_a_value(later)
+                  or _renames_another_value(later, answer)
                   or _concludes_another_value(later, _prose_only(later), answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence = text[_sentence_start(text, begin) : begin]
@@ -344,7 +394,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     clauses = _CLAUSE_BREAK.split(prose)
     label = _label_before_colon(prose)
     announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
-    lead = before.strip() if _DENYING.search(before) or not announced else ""
+    lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
@@ -369,23 +419,67 @@ def _only_announces(clause: str) -> bool:
     before the box (``the product is``, ``Janet makes``). Markdown emphasis is ignored."""
     for pattern, joined in _JOINED_PHRASES:
         clause = pattern.sub(joined, clause)
+    if "?" in clause:
+        return False  # "Answer?: \boxed{42}" asks; it does not announce
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
     bare = [word.lower().strip(".!?\"'()[]") for word in words]
     if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
         return True
+    if any(_ANSWER_NOUN.fullmatch(word) for word in bare):
+        # A subject that names the answer says which answer it means: only announcing words may qualify it
+        # ("the correct answer to the problem is"), never "the naive answer", "the answer in base 8",
+        # "the square of the answer", "Alice says the answer", "for n = 3 the answer".
+        return all(word in _ANNOUNCING or word in _ANSWER_QUALIFIERS or (len(word) == 1 and word.isalpha())
+                   for word in bare)
     return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1
 
 
-_VALUE_AFTER_BREAK: Final = re.compile(r"[,;]\s*(?:(?:or|and)\s+)?(?:[-+\u2212]?\s*\d|\\[A-Za-z])", re.IGNORECASE)
+_ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
+_ANSWER_QUALIFIERS: Final = frozenset({
+    "correct", "right", "exact", "numerical", "numeric", "requested", "required", "desired", "to", "for", "problem",
+    "question", "this", "these", "your", "problem's", "question's", "must", "conclude", "concludes", "deduce",
+    "see", "indeed", "clearly", "finally", "follows",
+})
+"""Words besides :data:`_ANNOUNCING` that may qualify the answer in the subject before a final box."""
+
+
+_LATER_CLAUSE_HEDGE: Final = re.compile(
+    r"\b(?:but|yet|though|although|probabl\w*|theor\w*|thereabouts|give\s+or\s+take|kidding|jk|before|until|"
+    r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
+    r"and\s+so\s+on|so\s+forth)\b",
+    re.IGNORECASE,
+)
+"""Words in a clause after a final box's comma that leave the answer open or hedge it (``\\boxed{42}, but it is
+43``, ``\\boxed{42}, probably``, ``\\boxed{42}, give or take one``, ``\\boxed{42}, or thereabouts``)."""
+_RENAMING: Final = re.compile(
+    r"[,;]\s*(?:(?:or|and)\s+)?(?:namely|aka|a\.k\.a\.?|equivalently|i\.\s?e\.?,?|that\s+is,?|in\s+other\s+words,?|"
+    r"which\s+is|which\s+equals|so|or)\s+(?P<value>.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _renames_another_value(later: str, answer: str) -> bool:
+    """Whether the clause after a box's comma gives the box another name that holds a number the box does not
+    (``\\boxed{42}, namely 43``, ``\\boxed{42}, or equivalently 43``, ``\\boxed{42}, i.e. 43``): the reader
+    meets two values and no single answer. ``\\boxed{42}, i.e. 42 dollars`` restates it."""
+    match = _RENAMING.match(later)
+    if match is None:
+        return False
+    value = match.group("value")
+    return bool(re.search(r"\d", value)) and not _restates(value, _bare_text(answer))
+
+
+_VALUE_AFTER_BREAK: Final = re.compile(r"[,;\u2014]\s*(?:(?:or|and)\s+)?(?:[-+\u2212]?\s*\d|\\[A-Za-z])", re.IGNORECASE)
 _WORD: Final = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+_ABBREVIATION_AFTER_BREAK: Final = re.compile(r"[,;]\s*(?:i\.\s?e\.|e\.\s?g\.|viz\.)", re.IGNORECASE)
 
 
 def _continues_with_a_value(later: str) -> bool:
     """Whether the clause after a box's comma or semicolon is another value (``\\boxed{42}, 43``,
     ``\\boxed{2}; x + 1``, ``\\boxed{42}, or 41``): the box is one item of a list, so the list is the
     answer. A clause of words (``, which checks out``) is not."""
-    if later[:1] not in ",;":
-        return False
+    if later[:1] not in ",;\u2014" or _ABBREVIATION_AFTER_BREAK.match(later):
+        return False  # ", i.e. ..." renames the box (:func:`_renames_another_value`)
     return bool(_VALUE_AFTER_BREAK.match(later)) or not _WORD.search(later)
 
 
@@ -410,16 +504,37 @@ def _label_before_colon(prose: str) -> str | None:
 
 
 _TAKING_BACK: Final = re.compile(
-    r"\b(?:not|no|never|nor|\w+n't|wait|actually|correction|edit|edited|oops|sorry|hmm+|instead|rather|however|"
-    r"unsure|uncertain|maybe|perhaps|might|could|scratch|disregard|ignore|typo|"
-    r"\w*(?:wrong|incorrect|mistak|error|erroneous|false|untrue|invalid|re-?check|reconsider|alternativ|retract|"
-    r"doubt|possib|approx|guess|estimat|contradict)\w*)\b",
+    r"\b(?:wait|actually|correction|edit|edited|oops|sorry|hmm+|instead|however|unsure|uncertain|maybe|perhaps|"
+    r"probably|typo|kidding|jk|j/k|nope|nah|take\s+it\s+back|took\s+it\s+back|redo|redid|hold\s+on|then\s+again|"
+    r"second\s+thoughts?|amend\w*|erratum|errata|(?:low|little|no|not(?:\s+\w+)?)\s+confiden\w*|unconfiden\w*|"
+    r"(?:could|might|may)\s+(?:also\s+|well\s+|instead\s+|just\s+as\s+well\s+)?be|"
+    r"\w*(?:wrong|incorrect|mistak|error|erroneous|false|untrue|invalid|reconsider|retract|doubt|guess|contradict|"
+    r"revis|updat)\w*)\b",
     re.IGNORECASE,
 )
 """Words that take a stated answer back or leave it open, looked for in the sentences after the
-final box (``\\boxed{42}. Wait, that's wrong.``, ``Correction: 43.``)."""
+final box (``\\boxed{42}. Wait, that's wrong.``, ``Correction: 43.``). Negations are read by
+:data:`_NEGATING_THE_ANSWER`: ``There are no other solutions`` confirms the box."""
+_NEGATING_THE_ANSWER: Final = re.compile(
+    r"^\W*(?:no|nope|nah|rather|scratch|disregard|ignore|rejected)\b(?!\s+(?:other|more|further|need|one)\b)"
+    r"|^\W*not\b(?!\s+(?:only|hard|difficult|surprisingly|coincidentally)\b)|^\W*never\s*mind\b(?=\W*(?:[,.!]|$))"
+    r"|(?:\bnot|n't|\bnever|\bno\s+longer)\s+(?:(?:be|quite|entirely|completely|really|seem|seems|to|the|a|an|my|our|"
+    r"at\s+all)\s+){0,2}(?:right|correct|true|valid|sure|certain|confident|accurate|it|answer|case|result|solution|quite|exactly|"
+    r"final|so|that|work|works|hold|holds|match|matches|check|checks|satisfy|satisfies|agree|agrees|add|adds|"
+    r"make\s+sense|possible|[-+\u2212]?\$?\d)"
+    r"|\b(?:answers?|results?|solutions?|values?)\b[^.!?]{0,24}?(?:\bnot\b|n't\b|\bnever\b)",
+    re.IGNORECASE,
+)
+"""A negation that denies the answer after the final box: ``No.``, ``Not quite.``, ``That's not right.``,
+``It isn't 42.``, ``I'm not sure.``, ``This doesn't work.``, ``The answer is not 42.``; one about something else
+(``There are no other solutions``, ``It is not hard to check``, ``We don't need the other case``) is not."""
+_REJECTING_MARKS: Final = re.compile("[\u2717\u2718\u274c\u274e\u2612\u26d4\U0001f6ab\U0001f44e\u21af]")
+"""Marks that reject what they stand by (``\u2717``, ``\u274c``, ``\U0001f44e``...), in a sentence after the final box
+(``Correct: \u2717``); in the box's own sentence they are read with the answer and unreadable already. Markdown's
+strikethrough (``~~correct~~``) in a later sentence withdraws what it marks, and takes the answer back too."""
 _STATES_AN_ANSWER: Final = re.compile(
     r"\b(?:answers?|results?|solutions?)\b(?:\s+\w+){0,3}?\s*(?::|=|\b(?:is|are|was|were|be|equals?)\b)\s*"
+    r"(?:(?:really|actually|truly|definitely|in\s+fact|now)\s+)?"
     r"(?P<value>(?:[-+\u2212]?\d|\$|\\[(\[A-Za-z]).*)",
     re.IGNORECASE | re.DOTALL,
 )
@@ -430,16 +545,20 @@ _MORE_DIGITS: Final = re.compile(r"[.,]?\d")
 _NOT_CONTENT: Final = re.compile(r"\s+|\$|\\[()\[\]]|[{}]")
 
 
+_SAME_MARK: Final = re.compile(r"\\[dt]frac(?![A-Za-z])|\\(?:left|right)(?![A-Za-z])|\\[,;:! ]|\{,\}|~")
+
+
 def _bare_text(text: str) -> str:
-    """``text`` without spaces, math delimiters and braces, to see whether two statements are one."""
-    return _NOT_CONTENT.sub("", text)
+    """``text`` without spaces, math delimiters, braces and marks that only lay it out (``\\dfrac`` is
+    ``\\frac``, ``\\left(`` is ``(``, ``10\\,080`` is ``10080``), to see whether two statements are one."""
+    return _NOT_CONTENT.sub("", _SAME_MARK.sub(lambda m: "\\frac" if "frac" in m.group() else "", text))
 
 
 def _restates(value: str, boxed: str) -> bool:
     """Whether a later statement of the answer (``value``, to the sentence's end) says what the box
     says: the same text, or the box's number followed by no further digit (``42 dollars``)."""
     said = _bare_text(value).rstrip(".!?")
-    if said == boxed:
+    if said == boxed or said.endswith("=" + boxed):
         return True
     return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))
 
@@ -453,6 +572,23 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
     value = _bare_text(_value_of(sentence)).strip(".,;:!")
     boxed = _bare_text(answer)
     return bool(value) and value != boxed and not value.endswith("=" + boxed)
+
+
+_CHECK_MARKS: Final = re.compile("[\u2713\u2714\u2705\u2611]")
+
+
+def _ends_with_another_value(sentence: str, answer: str) -> bool:
+    """Whether the last clause of a later sentence (after its last colon, comma or semicolon) is a value with
+    at most announcing words that the box does not hold: ``Update: 43.``, ``On reflection, 43.``,
+    ``The correct value: 43.``, ``Confidence: 10%.``. A reader meets a second answer after the box."""
+    prose = _MATH_SEGMENT.sub(lambda math: " " * len(math.group()), sentence)  # a comma in a formula is no break
+    cut = max(prose.rfind(mark) for mark in ":,;")
+    if cut < 0:
+        return False
+    tail = _CHECK_MARKS.sub(" ", sentence[cut + 1 :])
+    if not re.search(r"\d", tail) or re.match(r"\d", tail):
+        return False  # no value, or a comma inside a number (1,000)
+    return _concludes_another_value(tail, _prose_only(tail), answer)
 
 
 def _value_of(sentence: str) -> str:
@@ -471,6 +607,15 @@ _ANNOUNCING_WORD: Final = re.compile(
     re.IGNORECASE,
 )
 _PROSE_MARKS: Final = re.compile(r"[*#>`:,]")
+
+
+_CONTRASTING: Final = re.compile(r"^\W*(?:but|yet|though|although|still|whereas)\b", re.IGNORECASE)
+
+
+def _contrasts_another_value(sentence: str, boxed: str) -> bool:
+    """Whether a later sentence opens with a contrast and holds a number without the box's value (``But 43 fits
+    better.``); ``But 6 x 7 = 42, so it holds.`` checks the box."""
+    return bool(_CONTRASTING.match(sentence)) and bool(re.search(r"\d", sentence)) and boxed not in _bare_text(sentence)
 
 
 def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | None:
@@ -493,12 +638,16 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
         if not sentence.strip(" .!?"):
             continue
         prose = _prose_only(sentence)
-        if _TAKING_BACK.search(prose):
+        if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
+                or "~~" in sentence or _contrasts_another_value(sentence, boxed)):
             return sentence
         stated = _STATES_AN_ANSWER.search(sentence)
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
-        if mark == "?" or _concludes_another_value(sentence, prose, answer):
+        if not re.search(r"[^\W_]", _CHECK_MARKS.sub("", sentence)):
+            continue  # a check mark confirms the box; a rule (---) or other marks say nothing
+        if (mark == "?" or _concludes_another_value(sentence, prose, answer)
+                or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
     return None
 
@@ -530,7 +679,7 @@ def _runs_on(line: str) -> bool:
     without a full stop and holds a denying word (``The answer is not`` or ``It is not:`` and then a
     displayed ``\\boxed{42}``), so the denial is read with the box."""
     prose = _MATH_DELIMITERS.sub(" ", _prose_only(line)).rstrip(" *_")
-    return bool(prose.strip()) and prose[-1] not in ".!?" and bool(_DENYING.search(prose))
+    return bool(prose.strip()) and prose[-1] not in ".!?" and bool(_DENYING.search(prose) or _QUALIFYING.search(prose))
 
 
 def _sentence_stop(text: str, end: int) -> re.Match[str] | None:
@@ -577,7 +726,8 @@ def context_bounds(text: str, span: tuple[int, int, int, int], pairs: dict[int, 
 
 _COMMAND_BEFORE: Final = re.compile(r"\\[A-Za-z]+\*?\s*$")
 _COMMAND_AT: Final = re.compile(r"\\([A-Za-z]+\*?|.)")
-_NOT_EQUALS_BEFORE: Final = re.compile(r"\\not\s*=$")
+_NOT_EQUALS_BEFORE: Final = re.compile(r"(?:\\not\s*|!|=/|/)=$")
+"""``\\not =`` and the plain-text spellings of "not equal" (``!=``, ``=/=``, ``/=``) before a box."""
 _WORD_BEFORE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.")
 
 

@@ -59,6 +59,8 @@ _MATRICES: Final = frozenset({"pmatrix", "bmatrix", "matrix", "Bmatrix", "smallm
 _CLOSERS: Final = {"(": (")", "]"), "[": ("]", ")"), "{": ("}",), "\\{": ("\\}",)}
 _ADDITIVE: Final = frozenset({"+", "-"})
 _SET_OPERATORS: Final = frozenset({"cup", "cap", "setminus"})
+_ALONE: Final = frozenset({"money", "count", "percent"})
+"""Dimensions of units that multiply with no other unit: a currency, a counted noun, percent."""
 _PRODUCT_COMMANDS: Final = frozenset({"cdot", "times", "ast"})
 _INVERSES: Final = {
     "sin": lambda sympy: sympy.asin, "cos": lambda sympy: sympy.acos, "tan": lambda sympy: sympy.atan,
@@ -137,7 +139,11 @@ class _Parser:
         items = [self.item()]
         while True:
             separated = False
+            marks = 0
             while self.at("punct", ",", ";") or self.list_word():
+                marks += self.at("punct", ",", ";")
+                if marks > 1:
+                    raise self.unreadable("an empty list item (two separators in a row: '1,,2' is no pair)")
                 self.pos += 1
                 separated = True
             if not separated:
@@ -272,7 +278,7 @@ class _Parser:
                 units.append((unit_named("%"), 1))  # type: ignore[arg-type]
             elif token.kind == "currency":
                 self.pos += 1
-                units.append((self.currency_unit(token.text), 1))
+                units.append((self.stacked(self.currency_unit(token.text), units), 1))
             elif token.kind in ("word", "tword") or (token.kind == "letter" and token.roman):
                 unit = unit_named(token.text)
                 if unit is None:
@@ -280,7 +286,7 @@ class _Parser:
                         return value, units
                     raise self.unreadable(f"the word {token.text!r} after a number (not a unit)")
                 self.pos += 1
-                units.append((unit, self.unit_power()))
+                units.append((self.stacked(unit, units), self.unit_power()))
             elif token.kind == "punct" and token.text == "/" and units and self.unit_follows():
                 self.pos += 1
                 unit = unit_named(self.take().text)
@@ -291,6 +297,20 @@ class _Parser:
                 units.append((unit_named("degree"), 1))  # type: ignore[arg-type]
             else:
                 return value, units
+
+    def stacked(self, unit: Unit, units: list[tuple[Unit, int]]) -> Unit:
+        """``unit`` written after ``units`` as a product: only physical units of different dimensions multiply
+        (``N m``, ``kW h``). Two units of one dimension (``m m``, ``s h``), or a currency or a counted noun beside
+        another unit (``32 m$``: million dollars?, ``\\$32 USD``, ``32 students ways``), is no reading a reader
+        shares, so it is unreadable."""
+        kinds = {unit.dimension.split(":")[0]}
+        for other, power in units:
+            if power <= 0:
+                continue
+            if other.dimension == unit.dimension or (kinds | {other.dimension.split(":")[0]}) & _ALONE:
+                msg = f"the unit {unit.name!r} written beside {other.name!r} (stacked units are no reading)"
+                raise self.unreadable(msg)
+        return unit
 
     def unit_follows(self) -> bool:
         token = self.peek(1)

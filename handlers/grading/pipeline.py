@@ -179,13 +179,19 @@ def _constants(reading: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+_FRACTION_STYLE: Final = re.compile(r"\\[dt]frac(?![A-Za-z])")
+_SIZING: Final = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
+
+
 def canonical_text(prepared: Prepared) -> str:
-    """The text an unreadable answer is compared by: one wrapping font command removed, spaces
-    kept only between two letters or digits, a choice letter without its parentheses."""
+    """The text an unreadable answer is compared by: one wrapping font command removed, ``\\dfrac`` and
+    ``\\tfrac`` written ``\\frac`` and delimiter sizes (``\\left(``) dropped, since both only set the size;
+    spaces kept only between two letters or digits, a choice letter without its parentheses."""
     text = prepared.text.strip()
     whole = _WRAPPED.fullmatch(text)
     if whole:
         text = whole.group("body").strip()
+    text = _SIZING.sub("", _FRACTION_STYLE.sub(r"\\frac", text))
     text = _SPACE_BESIDE_SYMBOL.sub(r"\1", " ".join(text.split()))
     choice = _CHOICE.fullmatch(text)
     return choice.group(1) if choice else text

@@ -72,6 +72,9 @@ _GROUPED_WHOLE: Final = re.compile(
 )
 _PYTHON_POWER: Final = re.compile(r"\*\*")
 _WHITESPACE_RUN: Final = re.compile(r"\s+")
+_DRAWN_SPACES: Final = {0x1680: "\ufffd"}
+"""White space to Unicode that is drawn as a mark: the Ogham space mark (U+1680) shows a dash, so ``\u168042``
+is never 42; it becomes a character with no reading (the answer is unreadable), before any strip drops it."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ class Prepared:
 def prepare(raw: str) -> Prepared:
     """``raw`` rewritten by the closed table of the module docstring."""
     rewrites: list[str] = []
-    text = raw.translate(_ZERO_WIDTH).translate(_SPACES)
+    text = raw.translate(_DRAWN_SPACES).translate(_ZERO_WIDTH).translate(_SPACES)
     text = _unicode_math(text)
     text = _WHITESPACE_RUN.sub(" ", text)
     text = _unwrap(text)

@@ -84,14 +84,17 @@ def test_episode_benchmark_refuses_an_out_of_range_option(option: str, value: st
 
 
 def test_grading_benchmark_prints_its_figures() -> None:
-    """bench/grading.py --quick prints agreement, errors, speed and p99 for both graders."""
+    """bench/grading.py --quick --right-replies prints both graders' figures and their recall on right replies."""
     done = subprocess.run(  # our own script
-        [sys.executable, "bench/grading.py", "--quick"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "bench/grading.py", "--quick", "--right-replies"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     for mode in ("math_verify", "math"):
-        row = next(line for line in done.stdout.splitlines() if line.startswith(f"{mode} "))
+        row = next(line for line in done.stdout.splitlines() if line.startswith(f"{mode} ") and "agreement" in line)
         for figure in ("agreement", "false positives", "false negatives", "pairs/s per core", "p99"):
             assert figure in row, row
     assert re.search(r"speed math / math_verify: \d+\.\d+x", done.stdout), done.stdout
+    for mode in ("math_verify", "math"):
+        recall = rf"^{mode} +false negatives: \d+/\d+ replies with a box"
+        assert re.search(recall, done.stdout, re.MULTILINE), done.stdout

@@ -170,3 +170,60 @@ def written_against_a_displayed_box(gold: str, rng: random.Random) -> str | None
     if plain_integer(text) in (None, 0) or rng.random() < 0.5:  # a sign changes no zero, and may not be sure to
         return f"{rng.choice(_LINE_BEFORE_DENIALS)}\n{box}"
     return rng.choice(_SIGNS_AGAINST_THE_BOX).format(box=box, t=text)
+
+
+_HEDGED_SUBJECTS = ["The naive answer is", "The answer in base 8 is", "The square of the answer is",
+                    "Bob says the answer is", "The answer seems to be", "The answer may be", "The distractor is",
+                    "The lower bound is", "According to the key,", "Given that n is even,", "So far we have",
+                    "Let x =", "Answer?:", "Answer !=", "The extraneous root is", "The estimate is",
+                    "Last time the answer was", "The answer used to be"]
+_HEDGES_AFTER = [", probably.", ", give or take one.", ", or thereabouts.", ", just kidding.", ", but it is {o}.",
+                 ", namely {o}.", ", or equivalently {o}.", ", aka {o}.", "; equivalently {o}.", ", etc.", " ?",
+                 " % of the total.", "%%.", ". Just kidding!", ". Nope.", ". Update: {o}.", ". On reflection, {o}.",
+                 ". Hold on, {o}.", ". Low confidence.", ". Rejected.", ".\nCorrect: \u2717", ".\n\n~~correct~~",
+                 ". Erratum: {o}.", ". Then again, {o}."]
+
+
+@changing_reply
+def hedged_or_renamed_around_the_box(gold: str, rng: random.Random) -> str | None:
+    """From a fifth attacker: a subject that names another answer or hedges before the box (``The naive
+    answer is``, ``The answer seems to be``, ``Let x =``), or a hedge, another value named for it, a ``%`` or a
+    retraction after it (``, probably``, ``, namely 43``, ``\\boxed{42} % of the total``, ``Update: 43.``)."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    box = _in_math(text, rng)
+    if rng.random() < 0.5:
+        return f"{rng.choice(_HEDGED_SUBJECTS)} {box}."
+    other = plain_integer(text)
+    after = rng.choice(_HEDGES_AFTER)
+    if "{o}" in after and other is None:
+        return None
+    return f"The answer is {box}{after.format(o=(other or 0) + rng.randint(1, 9))}"
+
+
+@changing
+def empty_item_in_a_list(gold: str, rng: random.Random) -> str | None:
+    """From a fifth attacker: ``(1,,2)`` for ``(1, 2)``: two separators in a row leave an empty item, never
+    the shorter list."""
+    text = core(gold)
+    if commented(text) or "," not in text or "{,}" in text or not value_like(text):
+        return None
+    commas = [index for index, char in enumerate(text) if char == ","]
+    at = rng.choice(commas)
+    return text[:at] + rng.choice([",,", ", ,", ",;"]) + text[at + 1 :]
+
+
+@changing
+def stacked_units(gold: str, rng: random.Random) -> str | None:
+    """From a fifth attacker: ``32\\text{ m\\$}``, ``\\$32\\text{ USD}``, ``32\\text{ students ways}``: a currency or
+    counted noun beside another unit, or two units of one dimension, is no unit a reader shares."""
+    value = plain_integer(core(gold))
+    if value is None:
+        return None
+    pair = rng.choice([("m", "\\$"), ("USD", "EUR"), ("students", "ways"), ("m", "km"), ("s", "hours"),
+                       ("dollars", "apples"), ("h", "\\$"), ("kg", "g")])
+    first, second = pair
+    if second.startswith("\\"):
+        return f"{value}\\text{{ {first}}}{second}"
+    return f"{value}\\text{{ {first} {second}}}"

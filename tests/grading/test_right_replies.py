@@ -1,0 +1,51 @@
+"""Right replies written as models end their solutions are read as right.
+
+A sound grader can refuse everything; these replies keep it honest about recall. They were
+written for this project without reading the grader (bench/_right_replies.py says how), in
+the closing styles of several model families, and each gives its gold as its final answer.
+"""
+
+from __future__ import annotations
+
+from bench._right_replies import load, recall, score
+
+REFUSED_CEILING = 60
+"""Replies with a box or an answer block the grader may refuse: 56 of 2,306 when this was set (math-verify,
+given the whole reply, refuses 54). The refused ones are equations with a compound left side
+(``\\boxed{x + y = 17}``), counted nouns the grader does not know (``\\boxed{15} popsicles``) and remarks it
+reads with the answer (``(in dollars)``); docs/grading.md lists them."""
+
+ROWS = load()
+
+
+def test_right_replies_with_a_box_or_an_answer_block_are_read_as_right() -> None:
+    """At most the ceiling of 2,306 right replies with a box or an answer block score 0."""
+    found = recall(ROWS)
+    assert found.marked > 2000
+    shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
+                      for row in found.refused_marked[:20])
+    assert len(found.refused_marked) <= REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"
+
+
+def test_closing_styles_of_every_model_family_are_read() -> None:
+    """Each boxed closing style (R1, QwQ, Llama 3, Qwen2.5-Math, GPT-4o Markdown, apollo's) loses at most 2%."""
+    found = recall([row for row in ROWS if row["style"] not in {"gsm8k_cot", "minerva_fewshot", "equation_form",
+                                                                  "mixed_endings"}])
+    for style, (replies, refused) in found.per_style.items():
+        assert refused <= 0.02 * replies, f"{style}: {refused} of {replies} refused"
+
+
+def test_a_sentence_that_confirms_the_box_keeps_it() -> None:
+    """Checks, notes and negations about something else after the box leave the answer as it is."""
+    for after in ("There are no other solutions.", "It is not hard to check this directly.", "\u2713",
+                  "We don't need to consider the other case.", "This agrees with the approximate value.",
+                  "The other root is rejected since it is negative.", "I'm confident in this answer.", "---"):
+        assert score(f"Therefore, the answer is $\\boxed{{42}}$.\n\n{after}", "42")[0] == 1, after
+
+
+def test_a_sentence_that_denies_the_box_still_takes_it_back() -> None:
+    """The negations that deny the answer itself after the box still make it unreadable."""
+    for after in ("No.", "Not quite.", "That's not right.", "I'm not sure.", "This doesn't work.", "It isn't 42.",
+                  "The answer is not 42.", "Never mind.", "That can't be right.", "It could also be 43.",
+                  "But 43 fits better.", "I am not confident in this.", "\u2717"):
+        assert score(f"Therefore, the answer is $\\boxed{{42}}$. {after}", "42")[0] == 0, after
