@@ -4,6 +4,10 @@ whether running the same command again can help.
 Read from results rows (:func:`replay.results.result_row`), so a results file explains itself
 too. Reasons are grouped with their numbers masked ("maximum context length is 4096 tokens,
 you requested 5123" and "... 5301" are one reason); the example keeps its own text.
+
+Whether a retry can help is judged from the failure's kind (an HTTP 400 is met again by the same
+request), unless the command saw otherwise: a run that failed for that reason and whose retry
+completed in the same command (``passed_on_retry``) shows that a retry can pass.
 """
 
 from __future__ import annotations
@@ -33,15 +37,21 @@ class FailureReason(msgspec.Struct, frozen=True, kw_only=True):
     retry_can_help: bool
 
 
-def failure_reasons(rows: Iterable[Mapping[str, Any]]) -> list[FailureReason]:
-    """The rows that were not completed, grouped by reason, most frequent first."""
+def failure_reasons(rows: Iterable[Mapping[str, Any]],
+                    passed_on_retry: Iterable[Mapping[str, Any]] = ()) -> list[FailureReason]:
+    """The rows that were not completed, grouped by reason, most frequent first.
+
+    ``passed_on_retry``: rows of failed runs whose retry completed; their reasons are ones a retry can get past.
+    """
+    passed = {_key(row) for row in passed_on_retry}
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         if row.get("completed") is not False and row.get("status") != "not submitted":
             continue
-        groups.setdefault(_NUMBER.sub("N", _text(row)), []).append(row)
+        groups.setdefault(_key(row), []).append(row)
     reasons = [FailureReason(reason=_text(group[0]), count=len(group), example_run_id=str(group[0].get("run_id")),
-                             retry_can_help=_retry_can_help(group[0])) for group in groups.values()]
+                             retry_can_help=key in passed or _retry_can_help(group[0]))
+               for key, group in groups.items()]
     return sorted(reasons, key=lambda r: -r.count)
 
 
@@ -73,6 +83,11 @@ def _advice(reasons: list[FailureReason]) -> str:
         return f"a retry with the same model server and settings fails the same way: {fix}"
     return (f"run the same command again to retry the {passing} that may pass; the other {lasting} fail the same "
             f"way until you {fix}")
+
+
+def _key(row: Mapping[str, Any]) -> str:
+    """The reason a row's failure is grouped under: its text with the numbers masked."""
+    return _NUMBER.sub("N", _text(row))
 
 
 def _text(row: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ from engine.runtime.projector import run_projector
 from engine.runtime.run_activity import RunActivity
 from engine.runtime.run_index import follow_run_index
 from engine.runtime.signals import install_signal_handlers
-from engine.runtime.worker_metrics import exposed
+from engine.runtime.worker_metrics import exposed, refuse_taken_port
 from engine.sandbox.protections import protection_report
 from engine.serving.watch import watching_activations
 
@@ -36,8 +36,14 @@ async def serve(
     """Run until Ctrl-C/SIGTERM: one in-process worker plus ``workers - 1`` children.
 
     Children get this process's full settings (config file, flags and environment as
-    resolved here) and, with ``metrics_port``, the ports after it.
+    resolved here) and, with ``metrics_port``, the ports after it. Those ports are checked
+    before anything starts, and a child that exits while this one serves is said, with the
+    workers left.
     """
+    if metrics_port is not None:  # taken ports refused before `up` says it runs (a child would die)
+        for index in range(workers):
+            refuse_taken_port(metrics_port + index, whose="" if index == 0 else
+                              f" (worker {index + 1} of {workers}: --metrics-port P gives them P, P+1, ...)")
     runtime = await open_runtime(settings, start_server=True, manage_streams=True)
     url = runtime.server.url if runtime.server else settings.nats.url
     settings_file = _child_settings_file(settings) if workers > 1 else None
@@ -55,9 +61,13 @@ async def serve(
     roles = dict.fromkeys(["policy", *settings.models])
     activity.endpoints_in({role: settings.model_for(role) for role in roles}, source="config")
     await activity.subscribe(runtime.log.nc)
+    watch = asyncio.create_task(_watch_children(settings, children, workers))
     try:
         await _work(runtime, dispatcher, metrics_port, with_projector=True)
     finally:
+        watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch
         for child in children:
             child.terminate()
         for child in children:
@@ -70,8 +80,27 @@ async def serve(
     return 0
 
 
+async def _watch_children(settings: Settings, children: list[subprocess.Popen[bytes]], workers: int,
+                          every: float = 1.0) -> None:
+    """Say each worker child that exits while `apollo up` serves, and how many workers are left:
+    the start-up line counted it."""
+    gone: set[int] = set()
+    while len(gone) < len(children):
+        await asyncio.sleep(every)
+        for child in children:
+            code = child.poll()
+            if code is not None and child.pid not in gone:
+                gone.add(child.pid)
+                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+                _say(settings, f"apollo up: worker process {child.pid} ended ({how}): {workers - len(gone)} of "
+                     f"{workers} worker(s) left", "worker_exited", pid=child.pid, returncode=code,
+                     left=workers - len(gone))
+
+
 async def serve_worker(settings: Settings, *, concurrency: int | None, metrics_port: int | None = None) -> int:
     """One worker process connected to an existing server (any host, any number of them)."""
+    if metrics_port is not None:
+        refuse_taken_port(metrics_port)
     runtime = await open_runtime(settings, start_server=False, manage_streams=True)
     dispatcher = runtime.dispatcher(concurrency)
     install_signal_handlers(dispatcher.stop)

@@ -144,8 +144,9 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         submitted = await _run_ids_with(runtime, "problem.submitted")
         histories: dict[str, list[Event]] = {}
+        retried_from: dict[str, dict[str, Any]] = {}
         jobs, retrying = await _plan(runtime, load, name, digest, samples, submitted, histories,
-                                     retry=not args.no_retry_failed)
+                                     retry=not args.no_retry_failed, retried_from=retried_from)
         if not args.no_probe and any(job.run_id not in submitted for job in jobs):
             await _probe(settings, args.workflow)
         # said once the probe has passed: a refused endpoint starts no runs, new or retried
@@ -173,7 +174,7 @@ async def _cmd_run(args: argparse.Namespace, settings: Settings) -> int:
                 histories[job.run_id] = [r.event for r in await runtime.log.read_run(job.run_id)]
         header = header_lines(settings, args.workflow, digest)
         return _report(args, out, digest, samples, [(job.run_id, histories[job.run_id]) for job in jobs], trackers,
-                       header, policy_fields(settings))
+                       header, policy_fields(settings), retried_from=retried_from)
     finally:
         trackers.close()
         await runtime.close()
@@ -252,12 +253,13 @@ def _say_if_settings_differ(submitted: set[str], name: str, digest: str) -> None
 
 async def _plan(
     runtime: Runtime, load: DatasetLoad, name: str, digest: str, samples: int, submitted: set[str],
-    histories: dict[str, list[Event]], *, retry: bool,
+    histories: dict[str, list[Event]], *, retry: bool, retried_from: dict[str, dict[str, Any]],
 ) -> tuple[list[_Job], str | None]:
     """One job per (problem, sample): its latest attempt, or a new one replacing a failed run; and
     the line saying which failed runs are retried, if any.
 
-    Finished attempts have their events read into ``histories``.
+    Finished attempts have their events read into ``histories``; each new attempt's run id is noted
+    in ``retried_from`` with the results row of the failed run it retries.
     """
     finished = await _ended_run_ids(runtime)
     jobs: list[_Job] = []
@@ -281,6 +283,7 @@ async def _plan(
                 result = sample_result(events)
                 if retry and result is not None and could_not_complete(result):
                     retried[result.done_reason] += 1
+                    retried_from[ids(attempt + 1)] = result_row(job.run_id, events)
                     job = _Job(problem, sample, attempt + 1, ids(attempt + 1))
                 else:
                     histories[job.run_id] = events
@@ -392,9 +395,13 @@ async def _run_all(
 
 def _report(
     args: argparse.Namespace, out: Path, digest: str, samples: int, histories: list[tuple[str, list[Event]]],
-    trackers: Trackers, header: list[str], policy: dict[str, Any],
+    trackers: Trackers, header: list[str], policy: dict[str, Any], *, retried_from: dict[str, dict[str, Any]],
 ) -> int:
-    """Write the results file, print the tables; exit status 1 when a sample could not be completed."""
+    """Write the results file, print the tables; exit status 1 when a sample could not be completed.
+
+    A failure reason is not marked as one a retry cannot fix when a run that failed so was retried
+    here and its retry completed (``retried_from``: each retry's run id -> the failed run's row).
+    """
     rows = [result_row(run_id, events) for run_id, events in histories]
     results = [result for _, events in histories if (result := sample_result(events)) is not None]
     replaced = write_results(out, rows)
@@ -404,7 +411,9 @@ def _report(
     stats = sampling_stats(results, k=samples) if results else None
     evolved = _evolve_report(dict(histories), out) if args.workflow == "evolve" else None
     incomplete = [r for r in results if could_not_complete(r)] + [None] * (len(histories) - len(results))
-    reasons = failure_reasons(rows)
+    passed = [retried_from[row["run_id"]] for row in rows
+              if row["run_id"] in retried_from and row.get("completed") is True]
+    reasons = failure_reasons(rows, passed_on_retry=passed)
     trackers.log(len(histories), flat_numbers({"final": to_jsonable(report), "evolve": {
         key: (evolved or {}).get(key) for key in ("accuracy_by_round", "accuracy_by_branch")}}))
     if args.json:

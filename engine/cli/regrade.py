@@ -79,11 +79,15 @@ async def _cmd_regrade(args: argparse.Namespace, settings: Settings) -> int:
     if report.already:
         print(f"apollo regrade: {report.already} grades were already re-graded at this version (by an earlier or "
               "interrupted regrade): nothing recorded twice", file=sys.stderr)
+    failed = sum(len(result.failures) for result in results)
+    if failed:  # not computed, so not recorded: what was asked did not all happen
+        print(f"apollo regrade: {failed} grade{'' if failed == 1 else 's'} could not be computed: nothing recorded "
+              "for them (the next regrade tries them again)", file=sys.stderr)
     if args.json:
         print(json.dumps(msgspec.to_builtins(report)))
     else:
         print("\n".join(render_report(report)))
-    return 1 if missing else 0
+    return 1 if missing or failed else 0
 
 
 def unknown_grader(name: str, catalog: Catalog) -> str:

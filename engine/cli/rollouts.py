@@ -39,10 +39,12 @@ from engine.eventlog.port import EventLog
 from engine.rollouts import DriverOptions, RolloutDriver
 from engine.runtime.signals import install_signal_handlers
 from engine.serving import CommandReloadHook, HttpReloadHook, PolicySync, VllmLoraLoader, WeightLoader
+from events.evolve import RoundCompleted
 from events.record import Recorded
-from events.run import ProblemSubmitted, RunCompleted
+from events.run import RUN_ENDINGS, ProblemSubmitted, RunCompleted
 from handlers.workflows import DEFAULT_WORKFLOW, WORKFLOW_NAMES
 from replay.dataset_scores import INCOMPLETE_REASONS
+from replay.run_ending import done_reason_read, round_incomplete
 
 _positive = whole_number(1)
 
@@ -128,22 +130,37 @@ async def _cmd_rollouts(args: argparse.Namespace, settings: Settings) -> int:
 
 class EndingsSeen:
     """The event log as the rollout driver reads it, noting the runs that ended ``run.completed`` without
-    the model's answer judged (its model server failed: `apollo runs` lists them as failed, with no score).
+    the model's answer judged (its model server failed: `apollo runs` lists them as failed, with no score),
+    an evolve run none of whose rounds judged the model included.
 
-    The driver counts as failed only runs that did not complete; this command counts these too.
+    The driver counts as failed only runs that did not complete; this command counts these too. The driver
+    reads each open run from its start in pieces (what it recorded since the last look), so the rounds are
+    counted as the pieces pass, and the ending is read as `apollo runs` reads it
+    (:func:`replay.run_ending.done_reason_read`) without reading any run again.
     """
 
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self.not_completed: set[str] = set()
+        self._rounds: dict[str, list[int]] = {}
+        """Run id -> [rounds ended, rounds ended without the model's answer judged], until its ending."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._log, name)
 
     async def read_run(self, run_id: str, *args: Any, **kwargs: Any) -> list[Recorded]:
         records = await self._log.read_run(run_id, *args, **kwargs)
-        if any(isinstance(r.event, RunCompleted) and r.event.done_reason in INCOMPLETE_REASONS for r in records):
-            self.not_completed.add(run_id)
+        rounds = self._rounds.setdefault(run_id, [0, 0])
+        for record in records:
+            event = record.event
+            if isinstance(event, RoundCompleted):
+                rounds[0] += 1
+                rounds[1] += round_incomplete(event.done_reason)
+            elif isinstance(event, RUN_ENDINGS):
+                if isinstance(event, RunCompleted) and done_reason_read(event, *rounds) in INCOMPLETE_REASONS:
+                    self.not_completed.add(run_id)
+                self._rounds.pop(run_id, None)
+                break
         return records
 
 

@@ -110,9 +110,13 @@ def clean_up_dead_engine(data_dir: Path, state: EngineState) -> None:
     clear_state(data_dir, state.server_pid)
     owner = f"pid {state.owner_pid}" if state.owner_pid is not None else "unknown pid"
     leftover = f"; stopped its leftover nats-server (pid {state.server_pid})" if stopped else ""
-    print(f"apollo: the engine recorded in {data_dir / STATE_FILE} is not running (its `apollo up`, {owner}, "
-          f"is gone){leftover}; removed the stale state (`apollo up` starts the engine again).",
-          file=sys.stderr, flush=True)
+    if state.owner_alive:  # its server died under it: the owner is there, but nothing can reach it
+        server = f"pid {state.server_pid}" if state.server_pid is not None else "unknown pid"
+        gone = f"its nats-server, {server}, is gone; its `apollo up`, {owner}, still runs without it: stop it"
+    else:
+        gone = f"its `apollo up`, {owner}, is gone"
+    print(f"apollo: the engine recorded in {data_dir / STATE_FILE} is not running ({gone}){leftover}; removed the "
+          "stale state (`apollo up` starts the engine again).", file=sys.stderr, flush=True)
     log.debug("dead_engine_cleaned_up", owner_pid=state.owner_pid, server_pid=state.server_pid, stopped=stopped)
 
 

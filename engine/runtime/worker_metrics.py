@@ -234,6 +234,20 @@ async def watch_consumer(event_log: Any, consumer: str, metrics: Metrics, *, int
         await asyncio.sleep(interval)
 
 
+def refuse_taken_port(port: int, *, host: str = "0.0.0.0", whose: str = "") -> None:
+    """Raise what :func:`exposed` would when ``port`` cannot be served (taken, or privileged), before
+    anything starts: a command that fails there has said it runs. Port 0 (a free one) always can."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server binds it
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            msg = f"cannot serve metrics on port {port}{whose}: {exc.strerror or exc}"
+            raise EngineError(msg) from exc
+
+
 @contextlib.asynccontextmanager
 async def exposed(event_log: Any, consumer: str, port: int | None, *, host: str = "0.0.0.0"):
     """Serve metrics for the block's duration; yields the :class:`Metrics` (None when port is None)."""
