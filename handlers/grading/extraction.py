@@ -296,7 +296,8 @@ _DENYING: Final = re.compile(
     r"instead|rather|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|untrue|bogus|invalid|suppos|alleg|"
     r"reported|tentativ|prelim|candidate|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|naive|distract|"
     r"careless|suspect|wonder)\w*|nah|nope|wish|bet|runner-up|second-best|"
-    r"let\s+(?:[a-z]|the\s+\w+)\s+be)\b|\blet\s+[a-z]\s*=",
+    r"let\s+(?:[a-z]|the\s+\w+)\s+be|(?:previous|earlier|original|initial|old|former|first|last)\s+"
+    r"(?:attempts?|tr(?:y|ies)|guess(?:es)?|drafts?|versions?|passes?))\b|\blet\s+[a-z]\s*=",
     re.IGNORECASE,
 )
 """Words and stems that deny or suppose, looked for in the whole sentence before a final box (``It is
@@ -323,14 +324,32 @@ _SHORT_CLAUSE_WORDS: Final = 2
 
 
 def _qualifies_the_box(before: str) -> bool:
-    """Whether the box's own clause (the one before it when the box opens its clause: ``According to Bob,
-    \\boxed{42}``), or a clause of at most two words (an adverb set off by commas), holds a word of
-    :data:`_QUALIFYING`."""
+    """Whether the part of the box's sentence that states it holds a word of :data:`_QUALIFYING`, or a clause of
+    at most two words does (an adverb set off by commas: ``Roughly, the answer is``).
+
+    The stating part is what follows the last conclusion word (``so``, ``therefore``, ``thus``, ``hence``), less a
+    leading clause that opens with a preposition, a participle or a subordinator (``Using the formula above,``,
+    ``Since the fraction simplifies,``): those give a reason and qualify something else. Commas alone do not end
+    it, so ``The answer is at most, by the pigeonhole argument, \\boxed{42}`` is read whole."""
     clauses = _CLAUSE_BREAK.split(before)
-    own = [clauses[-1]] if clauses[-1].strip(" *_#>") or len(clauses) == 1 else clauses[-2:]
-    return any(_QUALIFYING.search(clause) for clause in own) or any(
-        _QUALIFYING.search(clause) for clause in clauses[:-1] if len(clause.split()) <= _SHORT_CLAUSE_WORDS
-    )
+    if any(_QUALIFYING.search(clause) for clause in clauses[:-1] if len(clause.split()) <= _SHORT_CLAUSE_WORDS):
+        return True
+    conclusions = list(_CONCLUSION.finditer(before))
+    stating = before[conclusions[-1].end() :] if conclusions else before
+    opener = _OPENING_CLAUSE.match(stating)
+    if opener is not None and re.search(r"[A-Za-z]", stating[opener.end() :]):
+        stating = stating[opener.end() :]  # the box opening its clause is stated by the clause before it
+    return bool(_QUALIFYING.search(stating))
+
+
+_CONCLUSION: Final = re.compile(r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b", re.IGNORECASE)
+_OPENING_CLAUSE: Final = re.compile(
+    r"\W*(?:using|since|because|as|from|after|by|with|combining|plugging|substituting|ignoring|taking|applying|"
+    r"adding|solving|simplifying|counting|rejecting|excluding|discarding|noting|recalling|following|putting|"
+    r"comparing|multiplying|dividing|subtracting|evaluating|checking|given|at|in|for|on|once|now\s+that)\b"
+    r"[^,;:]*[,;:]",
+    re.IGNORECASE,
+)
 
 
 _ANNOUNCING: Final = frozenset({
@@ -373,7 +392,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     begin, end = bounds
     stop = _sentence_stop(text, end)
     after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
-    after = _STRONG_EMPHASIS.sub(" ", _MATH_DELIMITERS.sub(" ", after)).strip()
+    after = _CHECK_MARKS.sub(" ", _STRONG_EMPHASIS.sub(" ", _MATH_DELIMITERS.sub(" ", after))).strip()
     if stop is not None and stop.group() == "?":
         after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
     joined, later = _split_clause(after)
@@ -395,9 +414,39 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     label = _label_before_colon(prose)
     announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
     lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
+    framing = _framing_sentence(text, begin - len(sentence), prose)
+    if framing:
+        lead = f"{framing} {before.strip()}"
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_FORWARD: Final = re.compile(r"\b(?:follow\w*|below|next|here\s+is|here's|underneath)\b", re.IGNORECASE)
+_SUPPOSING_OPENER: Final = re.compile(r"^\W*(?:suppose|supposing|assume|assuming|if|imagine|let's\s+say|say)\b",
+                                      re.IGNORECASE)
+_THEN_OPENER: Final = re.compile(r"^\W*then\b", re.IGNORECASE)
+
+
+def _framing_sentence(text: str, sentence_start: int, prose: str) -> str:
+    """The sentence before the box's, when it frames the box: it points forward to it and denies, supposes,
+    hedges or qualifies it (``The following is wrong.``, ``Here is my rough estimate.``, ``My guess is as
+    follows.``), or it supposes and the box's sentence goes on from it (``Suppose the coin is fair. Then the
+    answer is``). Otherwise nothing: an earlier sentence about the work (``I made a mistake above.``) does not
+    govern the answer stated after it."""
+    end = sentence_start
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    previous_start = _sentence_start(text, max(0, end - 1))
+    previous = _prose_only(text[previous_start:end]).strip()
+    if not previous or previous_start >= end:
+        return ""
+    if _FORWARD.search(previous) and (_DENYING.search(previous) or _QUALIFYING.search(previous)
+                                      or _TAKING_BACK.search(previous) or _FRAGMENT_HEDGE.search(previous)):
+        return previous
+    if _SUPPOSING_OPENER.match(previous) and _THEN_OPENER.match(prose):
+        return previous
+    return ""
 
 
 _MATH_SEGMENT: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
@@ -446,7 +495,7 @@ _ANSWER_QUALIFIERS: Final = frozenset({
 _LATER_CLAUSE_HEDGE: Final = re.compile(
     r"\b(?:but|yet|though|although|probabl\w*|theor\w*|thereabouts|give\s+or\s+take|kidding|jk|before|until|"
     r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
-    r"and\s+so\s+on|so\s+forth)\b",
+    r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case)\b",
     re.IGNORECASE,
 )
 """Words in a clause after a final box's comma that leave the answer open or hedge it (``\\boxed{42}, but it is
@@ -509,7 +558,11 @@ _TAKING_BACK: Final = re.compile(
     r"second\s+thoughts?|amend\w*|erratum|errata|(?:low|little|no|not(?:\s+\w+)?)\s+confiden\w*|unconfiden\w*|"
     r"(?:could|might|may)\s+(?:also\s+|well\s+|instead\s+|just\s+as\s+well\s+)?be|"
     r"\w*(?:wrong|incorrect|mistak|error|erroneous|false|untrue|invalid|reconsider|retract|doubt|guess|contradict|"
-    r"revis|updat)\w*)\b",
+    r"revis|updat|overestimat|underestimat)\w*|too\s+(?:large|small|big|high|low|many|few)|off\s+by|"
+    r"fails?\s+(?:for|when|if|at)|ignores?\s+the|unverified|unconfirmed|misread\w*|bug|todo|to\s+be\s+continued|"
+    r"needs?\s+(?:more\s+work|recheck\w*|checking|verification)|recheck\s+needed|no\s+idea|who\s+knows|wishful|"
+    r"ballpark|for\s+now|or\s+so\s+it\s+seems|verification\s+failed|flawed|sarcas\w*|in\s+my\s+dreams|no\s+way|"
+    r"trap|naive)\b",
     re.IGNORECASE,
 )
 """Words that take a stated answer back or leave it open, looked for in the sentences after the
@@ -517,12 +570,34 @@ final box (``\\boxed{42}. Wait, that's wrong.``, ``Correction: 43.``). Negations
 :data:`_NEGATING_THE_ANSWER`: ``There are no other solutions`` confirms the box."""
 _NEGATING_THE_ANSWER: Final = re.compile(
     r"^\W*(?:no|nope|nah|rather|scratch|disregard|ignore|rejected)\b(?!\s+(?:other|more|further|need|one)\b)"
-    r"|^\W*not\b(?!\s+(?:only|hard|difficult|surprisingly|coincidentally)\b)|^\W*never\s*mind\b(?=\W*(?:[,.!]|$))"
-    r"|(?:\bnot|n't|\bnever|\bno\s+longer)\s+(?:(?:be|quite|entirely|completely|really|seem|seems|to|the|a|an|my|our|"
-    r"at\s+all)\s+){0,2}(?:right|correct|true|valid|sure|certain|confident|accurate|it|answer|case|result|solution|quite|exactly|"
-    r"final|so|that|work|works|hold|holds|match|matches|check|checks|satisfy|satisfies|agree|agrees|add|adds|"
-    r"make\s+sense|possible|[-+\u2212]?\$?\d)"
-    r"|\b(?:answers?|results?|solutions?|values?)\b[^.!?]{0,24}?(?:\bnot\b|n't\b|\bnever\b)",
+    r"|^\W*not\b(?!\s+(?:only|hard|difficult|surprisingly|coincidentally)\b)|\bnot\W*$"
+    r"|^\W*never\s*mind\b(?!\s+(?:the|a|an)\s)"
+    r"|\b(?:ignore|disregard|scratch|forget|strike)\s+(?:that|this|it|everything|all|what|my|"
+    r"the\s+(?:above|answer|result|value|boxed|final|box))\b|\bno\W*$"
+    r"|(?:\bnot|n't|\bnever|\bno\s+longer)\s+(?:(?:be|quite|entirely|completely|really|seem|seems|to|the|a|an|my|"
+    r"our|at\s+all)\s+){0,2}(?:right|correct|true|valid|sure|certain|confident|accurate|it|answer|case|result|"
+    r"solution|quite|exactly|final|so|that|work|works|hold|holds|match|matches|check|checks|satisfy|satisfies|agree|"
+    r"agrees|add|adds|make\s+sense|possible|trust|bet|rely|vouch|stand\s+by|believe|think\s+so|verified|checked|"
+    r"confirmed|tested|whole|what|done|finished|[-+\u2212]?\$?\d)"
+    r"|\b(?:answers?|results?|solutions?|values?)\b[^.!?]{0,24}?(?:\bnot\b|n't\b|\bnever\b)"
+    r"|\b(?:this|that|it|the\s+(?:answer|result|solution|boxed\s+value))(?:\s+(?:value|number|answer|result|"
+    r"solution))?\s+(?:is|was|has\s+been|must\s+be|should\s+be)\s+(?:\w+\s+)?(?:rejected|discarded|excluded|"
+    r"extraneous|dismissed|thrown\s+out|different|something\s+else)\b"
+    r"|\b(?:reject|discard|exclude|dismiss)\w*\s+(?:this|that|it|the\s+(?:boxed|above|answer|result|value))\b"
+    r"|\b(?:answers?|results?|solutions?)\b[^.!?]{0,24}?\b(?:differs?|different|else)\b"
+    r"|^\W*(?:if|unless|assuming|provided|supposing|only\s+if|as\s+long\s+as|halve|double|triple|divide|multiply|"
+    r"subtract|negate|square)\b"
+    r"|\b(?:should|must|need\s+to|have\s+to)\s+(?:divide|multiply|halve|double|subtract|add|take|square|negate)\b"
+    r"|^\W*(?:this|that|it|the\s+above|above|the\s+(?:boxed\s+)?(?:answer|value|result|number|root|solution)|"
+    r"this\s+(?:root|value|answer|number|result|solution))\s*(?:'s|\u2019s|\s+is|\s+was)\s+(?:(?:only|just|merely|"
+    r"my|our|the|a|an|what)\s+)*(?:extraneous|approximate|tentative|preliminary|rounded|rough|naive|previous|"
+    r"initial|earlier|original|old|first|twice|half|double|placeholder|(?:upper|lower)\s+bound|bound|estimate|"
+    r"approximation|guess|attempt|draft|the\s+textbook|the\s+key|(?:the|my|a|his|her|their)\s+\w+\s+"
+    r"(?:says?|said|got|gets|claims?|thinks?|gave))\b"
+    r"|\b(?:according\s+to|so\s+says|says\s+the|answer\s+key|textbook|my\s+friend)\b"
+    r"|^\W*(?:except|without|excluding|barring)\b"
+    r"|^\W*(?:now|next|then|finally)\b[^.!?]*\b(?:multiply|divide|add|subtract|take|exclude|remove|square|halve|"
+    r"double|negate)\b|\bto\s+get\s+the\s+(?:final\s+)?(?:answer|result)\b",
     re.IGNORECASE,
 )
 """A negation that denies the answer after the final box: ``No.``, ``Not quite.``, ``That's not right.``,
@@ -610,12 +685,41 @@ _PROSE_MARKS: Final = re.compile(r"[*#>`:,]")
 
 
 _CONTRASTING: Final = re.compile(r"^\W*(?:but|yet|though|although|still|whereas)\b", re.IGNORECASE)
+_CONFIRMING: Final = re.compile(r"\b(?:check\w*|verif\w*|confirm\w*|holds?|works?|consistent|correct|satisf\w*|"
+                                r"agrees?|match\w*|indeed|yes|valid)\b", re.IGNORECASE)
+_CORRECTED_VALUE: Final = re.compile(
+    r"\b(?:(?:correct|real|true|actual|right)\s+(?:\w+\s+){0,2}?(?:is|are|was|=|equals)|should\s+(?:really\s+)?"
+    r"(?:be|have\s+been)|is\s+really|is\s+actually)\s*(?P<value>(?:[-+\u2212]?\d|\$|\\[(\[A-Za-z]).*)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A later sentence that gives a corrected value (``The correct count is 43.``, ``Really it should be 43.``)."""
 
 
 def _contrasts_another_value(sentence: str, boxed: str) -> bool:
-    """Whether a later sentence opens with a contrast and holds a number without the box's value (``But 43 fits
-    better.``); ``But 6 x 7 = 42, so it holds.`` checks the box."""
-    return bool(_CONTRASTING.match(sentence)) and bool(re.search(r"\d", sentence)) and boxed not in _bare_text(sentence)
+    """Whether a later sentence opens with a contrast and neither confirms the box nor restates it (``But this
+    counts ordered pairs.``, ``But 43 fits better.``); ``But let me check: 6 x 7 = 42, so it holds.`` confirms."""
+    if not _CONTRASTING.match(sentence):
+        return False
+    if boxed in _bare_text(sentence):
+        return False
+    return bool(re.search(r"\d", sentence)) or not _CONFIRMING.search(sentence)
+
+
+def _corrects_the_value(sentence: str, boxed: str) -> bool:
+    corrected = _CORRECTED_VALUE.search(sentence)
+    return corrected is not None and not _restates(corrected.group("value"), boxed)
+
+
+_FRAGMENT_WORDS: Final = 3
+_FRAGMENT_HEDGE: Final = re.compile(r"\b(?:presumabl\w*|supposedly|allegedly|doubled|tripled|halved|squared|round\w*|"
+                                    r"ish|give\s+or\s+take|estimat\w*|guess\w*)\b", re.IGNORECASE)
+
+
+def _qualifying_fragment(prose: str) -> bool:
+    """Whether a later sentence of a few words hedges, bounds or changes the box (``Presumably.``,
+    ``Or less.``, ``Doubled.``); a short confirmation (``Done!``, ``QED.``) does not."""
+    return bool(_QUALIFYING.search(prose) or _LATER_CLAUSE_HEDGE.search(prose) or _DENYING.search(prose)
+                or _FRAGMENT_HEDGE.search(prose) or re.search(r"\b(?:more|less|fewer)\b", prose, re.IGNORECASE))
 
 
 def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | None:
@@ -639,13 +743,16 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
             continue
         prose = _prose_only(sentence)
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
-                or "~~" in sentence or _contrasts_another_value(sentence, boxed)):
+                or "~~" in sentence or _contrasts_another_value(sentence, boxed)
+                or _corrects_the_value(sentence, boxed)):
             return sentence
         stated = _STATES_AN_ANSWER.search(sentence)
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
         if not re.search(r"[^\W_]", _CHECK_MARKS.sub("", sentence)):
             continue  # a check mark confirms the box; a rule (---) or other marks say nothing
+        if len(prose.split()) <= _FRAGMENT_WORDS and _qualifying_fragment(prose):
+            return sentence  # "Approximately.", "At most.", "Before rounding.": a fragment that qualifies the box
         if (mark == "?" or _concludes_another_value(sentence, prose, answer)
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()

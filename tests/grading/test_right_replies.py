@@ -47,5 +47,15 @@ def test_a_sentence_that_denies_the_box_still_takes_it_back() -> None:
     """The negations that deny the answer itself after the box still make it unreadable."""
     for after in ("No.", "Not quite.", "That's not right.", "I'm not sure.", "This doesn't work.", "It isn't 42.",
                   "The answer is not 42.", "Never mind.", "That can't be right.", "It could also be 43.",
-                  "But 43 fits better.", "I am not confident in this.", "\u2717"):
+                  "But 43 fits better.", "I am not confident in this.", "\u2717", "Definitely not.",
+                  "Please ignore the above.", "This answer is rejected.", "The real answer is different.",
+                  "I wouldn't bet on it.", "Never mind that answer."):
         assert score(f"Therefore, the answer is $\\boxed{{42}}$. {after}", "42")[0] == 0, after
+
+
+def test_a_box_from_an_earlier_attempt_is_not_the_answer() -> None:
+    """A sentence that places the box in an earlier attempt or draft reads it with the box, in any clause."""
+    for sentence in ("In my previous attempt, I got $\\boxed{42}$.", "On the first try, we get $\\boxed{42}$.",
+                     "In an earlier draft, the answer was $\\boxed{42}$."):
+        assert score(sentence, "42")[0] == 0, sentence
+    assert score("Using our earlier result, the answer is $\\boxed{42}$.", "42")[0] == 1

@@ -202,6 +202,36 @@ def hedged_or_renamed_around_the_box(gold: str, rng: random.Random) -> str | Non
     return f"The answer is {box}{after.format(o=(other or 0) + rng.randint(1, 9))}"
 
 
+_SET_OFF_QUALIFIERS = [
+    "The answer is at most, by the pigeonhole argument,", "The answer is roughly, after all the cases,",
+    "Twice the answer, that is, the full perimeter, is", "The original answer, before the fix, was",
+    "The extraneous solution, which fails the check, is", "In my previous attempt, I got",
+]
+_QUALIFYING_LATER = ["This root is extraneous.", "This is only an upper bound.", "If n is odd.", "Unless I miscounted.",
+                     "Approximately.", "Doubled.", "Strike that.", "That's the naive answer.", "We reject this value.",
+                     "Now divide by 2.", "So says the textbook.", "I haven't verified it.",
+                     "But this counts ordered pairs."]
+_FRAMING_BEFORE = ["The following is only an upper bound.\n\n{box}", "The answer below is wrong.\n\n{box}",
+                   "My guess is as follows.\n\n{box}", "Suppose the coin is fair. Then the answer is {box}."]
+
+
+@changing_reply
+def qualified_around_the_box(gold: str, rng: random.Random) -> str | None:
+    """From a sixth attacker: a qualifier set off from the box by an aside (``The answer is at most, by the
+    pigeonhole argument, \\boxed{42}``), a later sentence that conditions, bounds, attributes or transforms it
+    (``This root is extraneous.``, ``Halve it.``), or a sentence before it that points to it and denies it."""
+    text = _claimed(gold)
+    if text is None:
+        return None
+    box = _in_math(text, rng)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return f"{rng.choice(_SET_OFF_QUALIFIERS)} {box}."
+    if kind == 1:
+        return f"Therefore, the answer is {box}.{rng.choice([' ', chr(10) * 2])}{rng.choice(_QUALIFYING_LATER)}"
+    return rng.choice(_FRAMING_BEFORE).format(box=box)
+
+
 @changing
 def empty_item_in_a_list(gold: str, rng: random.Random) -> str | None:
     """From a fifth attacker: ``(1,,2)`` for ``(1, 2)``: two separators in a row leave an empty item, never
