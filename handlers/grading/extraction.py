@@ -414,7 +414,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     label = _label_before_colon(prose)
     announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
     lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
-    framing = _framing_sentence(text, begin - len(sentence), prose)
+    framing = _framing_sentence(text, begin - len(sentence))
     if framing:
         lead = f"{framing} {before.strip()}"
     if not (after or lead):
@@ -422,17 +422,18 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
 
 
-_FORWARD: Final = re.compile(r"\b(?:follow\w*|below|next|here\s+is|here's|underneath)\b", re.IGNORECASE)
-_SUPPOSING_OPENER: Final = re.compile(r"^\W*(?:suppose|supposing|assume|assuming|if|imagine|let's\s+say|say)\b",
-                                      re.IGNORECASE)
-_THEN_OPENER: Final = re.compile(r"^\W*then\b", re.IGNORECASE)
+_FORWARD: Final = re.compile(
+    r"\bthe\s+following\b|\bas\s+follows\b|\bfollows\W*$|\bbelow\W*$|\b(?:answer|value|box|result|number)\s+"
+    r"below\b|\bbelow\s+is\b|\bhere(?:\s+is|'s)(?=\s+(?:my|an?|the)\b)|\bnext\s+(?:box|line|value|answer)\b",
+    re.IGNORECASE,
+)
+"""A sentence that points to what comes next (``The following is``, ``... as follows.``, ``The answer below``)."""
 
 
-def _framing_sentence(text: str, sentence_start: int, prose: str) -> str:
-    """The sentence before the box's, when it frames the box: it points forward to it and denies, supposes,
-    hedges or qualifies it (``The following is wrong.``, ``Here is my rough estimate.``, ``My guess is as
-    follows.``), or it supposes and the box's sentence goes on from it (``Suppose the coin is fair. Then the
-    answer is``). Otherwise nothing: an earlier sentence about the work (``I made a mistake above.``) does not
+def _framing_sentence(text: str, sentence_start: int) -> str:
+    """The sentence before the box's, when it points forward to the box and denies, hedges or qualifies it
+    (``The following is wrong.``, ``Here is my rough estimate.``, ``My guess is as follows.``). Otherwise
+    nothing: an earlier sentence about the work (``I made a mistake above.``, ``Suppose x = 2.``) does not
     govern the answer stated after it."""
     end = sentence_start
     while end > 0 and text[end - 1].isspace():
@@ -441,11 +442,14 @@ def _framing_sentence(text: str, sentence_start: int, prose: str) -> str:
     previous = _prose_only(text[previous_start:end]).strip()
     if not previous or previous_start >= end:
         return ""
-    if _FORWARD.search(previous) and (_DENYING.search(previous) or _QUALIFYING.search(previous)
-                                      or _TAKING_BACK.search(previous) or _FRAGMENT_HEDGE.search(previous)):
+    pointer = _FORWARD.search(previous)
+    if pointer is None:
+        return ""
+    rest = previous[: pointer.start()] + " " + previous[pointer.end() :]
+    if _DENYING.search(rest) or _TAKING_BACK.search(rest) or _FRAGMENT_HEDGE.search(rest):
         return previous
-    if _SUPPOSING_OPENER.match(previous) and _THEN_OPENER.match(prose):
-        return previous
+    if not pointer.group().lower().startswith("here") and _QUALIFYING.search(rest):
+        return previous  # "The following is only an upper bound."; "Here is the computation: 6 times 7." is work
     return ""
 
 

@@ -6,8 +6,9 @@ the code): a qualifier set off two clauses before the box (``The answer is at mo
 argument, \\boxed{42}``); a later sentence that qualifies, conditions, attributes or transforms the box
 (``This root is extraneous.``, ``If the dice are distinguishable.``, ``That's what the key says.``, ``Halve
 it to get the answer.``); a later fragment (``Approximately.``, ``Doubled.``); a sentence before the box that
-points to it and denies it (``The following is wrong.``) or supposes what the box's sentence goes on from
-(``Suppose the coin is fair. Then the answer is``). Each now scores 0; the right replies beside them keep 1.
+points to it and denies it (``The following is wrong.``). Each now scores 0; the right replies beside them
+keep 1. A supposition the box's sentence goes on from (``Suppose the coin is fair. Then the answer is``) is
+left alone: ``Assume WLOG that a < b. Then the answer is`` is how derivations are written.
 """
 
 from __future__ import annotations
@@ -59,7 +60,6 @@ WRONG = [
     "The following is only an upper bound.\n\n\\boxed{42}",
     "The answer below is wrong.\n\n\\boxed{42}",
     "My guess is as follows.\n\n\\boxed{42}",
-    "Suppose the coin is fair. Then the answer is \\boxed{42}.",
 ]
 
 RIGHT = [
@@ -77,6 +77,10 @@ RIGHT = [
     "The answer is \\boxed{42}. But let me double check: yes, it holds.",
     "The answer is \\boxed{42} \u2713",
     "I made a mistake above. The correct answer is \\boxed{42}.",
+    "Assume WLOG that a < b. Then the answer is \\boxed{42}.",
+    "The sum of all primes below 50 is 328. So the answer is \\boxed{42}.",
+    "Here is the final computation: 6 times 7. The answer is \\boxed{42}.",
+    "It follows that x is at most 5. The answer is \\boxed{42}.",
 ]
 
 

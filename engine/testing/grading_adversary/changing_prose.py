@@ -212,7 +212,7 @@ _QUALIFYING_LATER = ["This root is extraneous.", "This is only an upper bound.",
                      "Now divide by 2.", "So says the textbook.", "I haven't verified it.",
                      "But this counts ordered pairs."]
 _FRAMING_BEFORE = ["The following is only an upper bound.\n\n{box}", "The answer below is wrong.\n\n{box}",
-                   "My guess is as follows.\n\n{box}", "Suppose the coin is fair. Then the answer is {box}."]
+                   "My guess is as follows.\n\n{box}", "Here is my rough estimate.\n\n{box}"]
 
 
 @changing_reply
