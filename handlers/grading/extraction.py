@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handlers.grading.tokens import tilde_untied_on_left
+from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
 _MASKED_TAGS: Final = (
     "think",
@@ -334,7 +334,7 @@ def _qualifies_the_box(before: str) -> bool:
     clauses = _CLAUSE_BREAK.split(before)
     if any(_QUALIFYING.search(clause) for clause in clauses[:-1] if len(clause.split()) <= _SHORT_CLAUSE_WORDS):
         return True
-    conclusions = list(_CONCLUSION.finditer(before))
+    conclusions = list(re.finditer(_CONCLUDING_WORDS, before, re.IGNORECASE))
     stating = before[conclusions[-1].end() :] if conclusions else before
     opener = _OPENING_CLAUSE.match(stating)
     if opener is not None and re.search(r"[A-Za-z]", stating[opener.end() :]):
@@ -342,7 +342,6 @@ def _qualifies_the_box(before: str) -> bool:
     return bool(_QUALIFYING.search(stating))
 
 
-_CONCLUSION: Final = re.compile(r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b", re.IGNORECASE)
 _OPENING_CLAUSE: Final = re.compile(
     r"\W*(?:using|since|because|as|from|after|by|with|combining|plugging|substituting|ignoring|taking|applying|"
     r"adding|solving|simplifying|counting|rejecting|excluding|discarding|noting|recalling|following|putting|"
@@ -374,7 +373,8 @@ _SUBJECT_WORDS: Final = 8
 """At most this many words of subject before such a verb: a longer clause is prose, not a subject."""
 _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
                           (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"))
-_CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|\b(?:so(?!\s+far\b)|therefore|thus|hence)\b", re.IGNORECASE)
+_CONCLUDING_WORDS: Final = r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b"
+_CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|" + _CONCLUDING_WORDS, re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
 
 
@@ -624,13 +624,13 @@ _MORE_DIGITS: Final = re.compile(r"[.,]?\d")
 _NOT_CONTENT: Final = re.compile(r"\s+|\$|\\[()\[\]]|[{}]")
 
 
-_SAME_MARK: Final = re.compile(r"\\[dt]frac(?![A-Za-z])|\\(?:left|right)(?![A-Za-z])|\\[,;:! ]|\{,\}|~")
+_SPACING_MARK: Final = re.compile(r"\\[,;:! ]|\{,\}|~")
 
 
 def _bare_text(text: str) -> str:
     """``text`` without spaces, math delimiters, braces and marks that only lay it out (``\\dfrac`` is
     ``\\frac``, ``\\left(`` is ``(``, ``10\\,080`` is ``10080``), to see whether two statements are one."""
-    return _NOT_CONTENT.sub("", _SAME_MARK.sub(lambda m: "\\frac" if "frac" in m.group() else "", text))
+    return _NOT_CONTENT.sub("", _SPACING_MARK.sub("", size_marks_dropped(text)))
 
 
 def _restates(value: str, boxed: str) -> bool:

@@ -31,7 +31,7 @@ from handlers.grading.guards import TooCostly, check_raw, check_text, check_tree
 from handlers.grading.lexicon import ROMAN, TEXT_COMMANDS
 from handlers.grading.parser import parse
 from handlers.grading.readings import Assignment, Refused, Text
-from handlers.grading.tokens import Prepared, Unreadable, prepare, tokenize
+from handlers.grading.tokens import Prepared, Unreadable, prepare, size_marks_dropped, tokenize
 from handlers.ports import Grade
 
 METHOD: Final = "math"
@@ -179,10 +179,6 @@ def _constants(reading: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-_FRACTION_STYLE: Final = re.compile(r"\\[dt]frac(?![A-Za-z])")
-_SIZING: Final = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
-
-
 def canonical_text(prepared: Prepared) -> str:
     """The text an unreadable answer is compared by: one wrapping font command removed, ``\\dfrac`` and
     ``\\tfrac`` written ``\\frac`` and delimiter sizes (``\\left(``) dropped, since both only set the size;
@@ -191,7 +187,7 @@ def canonical_text(prepared: Prepared) -> str:
     whole = _WRAPPED.fullmatch(text)
     if whole:
         text = whole.group("body").strip()
-    text = _SIZING.sub("", _FRACTION_STYLE.sub(r"\\frac", text))
+    text = size_marks_dropped(text)
     text = _SPACE_BESIDE_SYMBOL.sub(r"\1", " ".join(text.split()))
     choice = _CHOICE.fullmatch(text)
     return choice.group(1) if choice else text

@@ -227,6 +227,16 @@ _LAYOUT_WITH_ARGUMENT: Final = frozenset({"hspace", "hspace*", "kern", "mkern", 
 _HIDDEN: Final = frozenset({"phantom", "hphantom", "vphantom", "iffalse", "fi", "ignorespaces"})
 
 
+_FRACTION_STYLE: Final = re.compile(r"\\[dt]frac(?![A-Za-z])")
+_SIZING: Final = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
+
+
+def size_marks_dropped(text: str) -> str:
+    """``text`` with what only sets a size made plain: ``\\dfrac`` and ``\\tfrac`` written ``\\frac``, and
+    delimiter sizes (``\\left(``, ``\\big|``) dropped. Both spellings mean the same formula."""
+    return _SIZING.sub("", _FRACTION_STYLE.sub(r"\\frac", text))
+
+
 def tilde_untied_on_left(text: str, index: int, start: int = 0) -> bool:
     """Whether the ``~`` at ``index`` has nothing tied on its left, so it is the prose sign for
     "about" rather than LaTeX's tie.
