@@ -7,7 +7,8 @@ model writes while thinking, or prints from code, is not an answer. Then:
 1. the last complete ``<answer>...</answer>`` block is taken (from the first ``<answer>``
    after the previous ``</answer>`` to the last ``</answer>``, so an answer opened twice
    keeps both); inside it the last brace-matched ``\\boxed{...}`` (or ``\\fbox{...}``)
-   wins, else the whole body;
+   wins, else the whole body; what follows the block is read as what follows a box
+   (:func:`later_sentence_taking_back`);
 2. without an answer block, the last brace-matched ``\\boxed{...}`` left outside
    think and tool blocks is taken (plain chain-of-thought replies);
 3. otherwise there is no answer (``None``). Empty answers are ``None`` too.
@@ -49,6 +50,20 @@ _MASKED_BLOCK = re.compile(
     r"<(" + "|".join(_MASKED_TAGS) + r")>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL
 )
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_END_OF_TURN_TOKENS: Final = ("</s>", "<eos>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>",
+                               "<|end_of_text|>", "<end_of_turn>", "<\uff5cend\u2581of\u2581sentence\uff5c>")
+"""End-of-turn tokens some servers leave in a reply's text (DeepSeek's is written with full-width bars)."""
+
+
+def _end_of_turn_dropped(text: str) -> str:
+    """``text`` without the run of end-of-turn tokens at its very end: the reply's end, not words after its
+    answer. Tokens anywhere else stay text (what follows one is still read)."""
+    kept = text.rstrip()
+    while (token := next((t for t in _END_OF_TURN_TOKENS if kept[-len(t) :].lower() == t), None)) is not None:
+        kept = kept[: -len(token)].rstrip()
+    return kept
+
+
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _BOX_START = re.compile(r"\\(?:boxed|fbox|framebox|bbox)\s*(?:\[[^\]\n]*\]\s*)*\{")
@@ -84,9 +99,26 @@ _HIDDEN_HTML = re.compile(
 
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
-    visible = _CODE_FENCE.sub("\n", mask_hidden(mask_reasoning_and_tools(text)))
-    body = _last_answer_body(visible)
-    region = body if body is not None else visible
+    visible = _CODE_FENCE.sub("\n", mask_hidden(mask_reasoning_and_tools(_end_of_turn_dropped(text))))
+    block = _last_answer_block(visible)
+    body = block[0] if block is not None else None
+    read = _final_in(body if body is not None else visible, body)
+    if read is None or block is None:
+        return read
+    # What follows the block is read as what follows a box: "</answer> Wait, it is 43." takes it back.
+    taken_back = sentence_taking_back(visible, block[1], _bare_answer(block[0], read))
+    return read if taken_back is None else f"{read} {taken_back}"
+
+
+def _bare_answer(body: str, read: str) -> str:
+    """The value an answer block gives, to tell a restatement after the block from another value:
+    its last box's content, else what was read from it."""
+    boxes = top_level_boxes(body)
+    return boxes[-1] if boxes else read
+
+
+def _final_in(region: str, body: str | None) -> str | None:
+    """The final answer read in ``region`` (an answer block's ``body``, or the whole visible reply)."""
     pairs = _brace_pairs(region)
     spans = top_level_box_spans(region, pairs)
     if len(spans) > MAX_FINAL_BOXES:
@@ -198,16 +230,17 @@ def top_level_box_spans(text: str, pairs: dict[int, int] | None = None) -> list[
     return spans
 
 
-def _last_answer_body(text: str) -> str | None:
-    """Body of the last answer block: from the first ``<answer>`` after the ``</answer>`` before the
-    last one, to the last ``</answer>``. An ``<answer>`` opened again inside it stays in the body
-    (``<answer>41<answer>42</answer>`` gives two answers, not the second alone)."""
+def _last_answer_block(text: str) -> tuple[str, int] | None:
+    """Body of the last answer block, and where the block ends. The body runs from the first
+    ``<answer>`` after the ``</answer>`` before the last one, to the last ``</answer>``. An ``<answer>``
+    opened again inside it stays in the body (``<answer>41<answer>42</answer>`` gives two answers, not
+    the second alone)."""
     closes = list(_ANSWER_CLOSE.finditer(text))
     if not closes:
         return None
     floor = closes[-2].end() if len(closes) > 1 else 0
     first_open = _ANSWER_OPEN.search(text, floor, closes[-1].start())
-    return text[first_open.end() : closes[-1].start()] if first_open else None
+    return (text[first_open.end() : closes[-1].start()], closes[-1].end()) if first_open else None
 
 
 def mask_reasoning_and_tools(text: str) -> str:
@@ -736,10 +769,13 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
     box (``So the answer is 42.``, ``Check: 6 x 7 = 42.``) are left out.
     """
     stop = _sentence_stop(region, box_end)
-    if stop is None:
-        return None
+    return None if stop is None else sentence_taking_back(region, stop.end(), answer)
+
+
+def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
+    """The first sentence of ``region`` from ``start`` on that takes ``answer`` back (the rules of
+    :func:`later_sentence_taking_back`), or ``None``."""
     boxed = _bare_text(answer)
-    start = stop.end()
     for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
         sentence = " ".join(region[start:end].split())
         start = end + len(mark)

@@ -80,7 +80,7 @@ RIGHT = [
     ("The answer is \\boxed{42}.\n\nThe result follows from 6 times 7.", "a reason after"),
     ("\\boxed{42}, which checks out.", "words after the comma"),
     ("The answer is \\boxed{42}. I hope this helps!", "a closing line"),
-    ("<answer>\\boxed{42}</answer>\nWait, let me think about something else.", "after the answer block"),
+    ("<answer>\\boxed{42}</answer>\nI hope this helps.", "a closing line after the answer block"),
     ("\\boxed{42}\n\n**Answer:** 42", "restated under a bold label"),
     ("The answer is \\boxed{42}\n\n**Note:** the units are apples", "a bold note in the next paragraph"),
     ("\\boxed{42}\n\nSo $x = 42$.", "the box restated as a value of x"),
