@@ -314,6 +314,8 @@ class Comparer:
             return self.equations(as_equation, other) if named is pred else self.equations(other, as_equation)
         if isinstance(other, Relation):
             return unequal("not equal: a value against a relation")
+        if _in_its_own_value(named):
+            return unequal(f"not equal: the name {named.name} stands in its own value (an equation in it, not a value)")
         if not _tuple_names_in_order(named):
             return unequal("not equal: a tuple named out of alphabetical order against a value ((y, x) = (1, 2)"
                            " is not (1, 2))")
@@ -354,6 +356,14 @@ def _names_in_order(collection: Collection) -> bool:
         return True
     names = [_squash(item.name) for item in collection.items]
     return names == sorted(names) and len(set(names)) == len(names)
+
+
+def _in_its_own_value(assignment: Assignment) -> bool:
+    """``x = x^3 + 3x - 6`` is an equation in x, not the expression: the name is among its value's symbols."""
+    value = getattr(assignment.value, "value", assignment.value)
+    free = getattr(value, "free_symbols", None) or ()
+    return assignment.symbol is not None and any(
+        symbol.name == getattr(assignment.symbol, "name", None) for symbol in free)
 
 
 def _tuple_names_in_order(assignment: Assignment) -> bool:

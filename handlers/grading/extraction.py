@@ -313,7 +313,13 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 
 # -- the sentence a final box stands in --------------------------------------------------------
 
-_SENTENCE_END: Final = re.compile(r"\n|(?<!\bi\.e)(?<!\be\.g)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>", re.IGNORECASE)
+_SENTENCE_END: Final = re.compile(
+    r"\n|(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bappr)(?<!\bapx)(?<!\babt)(?<!\bca)(?<!\best)(?<!\bmax)(?<!\bmin)"
+    r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>",
+    re.IGNORECASE,
+)
+"""Where a sentence ends. The full stop of an abbreviation that hedges or bounds (``approx.``, ``ca.``, ``est.``,
+``max.``, ``vs.``, ``2 s.f.``) does not: the abbreviation is read with the box after it."""
 _STRONG_EMPHASIS: Final = re.compile(r"\*\*|__")
 """Markdown's bold markers, which close around a final sentence (``**The total is $\\boxed{42}$.**``) and say
 nothing about its value."""
@@ -345,7 +351,11 @@ _QUALIFYING: Final = re.compile(
     r"seem|appear|trap|reject|extraneous|exclud|forbid|avoid|discrepan|subtotal|partial|intermediate|estimat|"
     r"ignor|hope)\w*|(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
     r"(?<!maximum\s)(?<!fewest\s)possib\w*|may|used\s+to|so\s+far|(?:lower|upper)\s+bounds?|according|glance|"
-    r"given\s+that|provided|providing|whenever|more\s+or\s+less|or\s+(?:more|less|fewer|so)|give\s+or\s+take)\b",
+    r"given\s+that|provided|providing|whenever|more\s+or\s+less|or\s+(?:more|less|fewer|so)|give\s+or\s+take|"
+    r"round\w*|truncat\w*|floor|ceiling|significant\s+(?:figures?|digits?)|decimal\s+places?|nearest|"
+    r"(?:expected|believed|rumou?red|said|thought|predicted|going|yet|supposed|presumed|deemed|alleged|reported|"
+    r"estimated|claimed|likely|unlikely|projected|hoped|meant|guessed|considered|rumored)\s+to\s+be)\b"
+    r"|\b(?:approx|appr|apx|abt|ca|est|max|min|avg|prob|poss|vs|sig|figs)\.|\bs\.\s?f\.",
     re.IGNORECASE,
 )
 """Words that change, bound or hedge the value they stand next to (``at most``, ``twice``, ``the previous
@@ -391,7 +401,8 @@ _ANNOUNCING: Final = frozenset({
     "get", "gets", "got", "obtain", "obtains", "obtained", "find", "finds", "found", "have", "has", "had",
     "make", "makes", "made", "give", "gives", "gave", "yield", "yields", "become", "becomes", "is:",
     "therefore", "thus", "so", "hence", "then", "now", "and", "but", "required", "desired", "number",
-    "**", "*", "=", "boxed", "final_answer",
+    "**", "*", "=", "boxed", "final_answer", "exactly", "precisely", "conclusion", "summary", "conclude", "concludes",
+    "putting_together",
 })
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
 comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
@@ -405,7 +416,9 @@ _COPULAS: Final = frozenset({
 _SUBJECT_WORDS: Final = 8
 """At most this many words of subject before such a verb: a longer clause is prose, not a subject."""
 _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
-                          (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"))
+                          (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"),
+                          (re.compile(r"\bputting\s+(?:it\s+)?(?:all\s+)?together\b", re.IGNORECASE),
+                           "putting_together"))
 _CONCLUDING_WORDS: Final = r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b"
 _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|" + _CONCLUDING_WORDS, re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
@@ -437,6 +450,10 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
                   or _concludes_another_value(later, _prose_only(later), answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence = text[_sentence_start(text, begin) : begin]
+    cells = _table_cells_before(sentence)
+    if cells is not None:  # a Markdown table row: the cell before the box's labels it, "|" separates clauses
+        sentence = cells
+        after = after.replace("|", ";").strip(" ;")
     if not _prose_only(sentence).strip(" \t*#>"):  # the box opens its line: a label may head it
         sentence = _label_line_above(text, begin - len(sentence)) + sentence
     if len(sentence) >= CONTEXT_WINDOW:
@@ -463,6 +480,17 @@ _FORWARD: Final = re.compile(
 """A sentence that points to what comes next (``The following is``, ``... as follows.``, ``The answer below``)."""
 
 
+_DOUBTING: Final = re.compile(
+    r"\b(?:(?:not|n't|never)\s+(?:\w+\s+)?(?:sure|certain|confident|positive)|unsure|uncertain|unconfident|"
+    r"(?:just|only|merely|wild|rough|educated)\s+(?:a\s+)?guess|(?:might|could|may)\s+(?:well\s+)?be\s+(?:wrong|"
+    r"incorrect|off|mistaken)|no\s+idea|unverified|not\s+(?:been\s+)?(?:verified|checked)|"
+    r"(?<!no\s)(?<!without\s)(?<!beyond\s)(?<!any\s)(?<!little\s)doubt\w*|"
+    r"(?:low|little|no)\s+confidence|take\s+(?:this|it|that)\s+with\s+a\s+grain)\b",
+    re.IGNORECASE,
+)
+"""Doubt about what follows, in the sentence right before the box's (``I'm not sure about this one.``)."""
+
+
 def _framing_sentence(text: str, sentence_start: int) -> str:
     """The sentence before the box's, when it points forward to the box and denies, hedges or qualifies it
     (``The following is wrong.``, ``Here is my rough estimate.``, ``My guess is as follows.``). Otherwise
@@ -475,6 +503,8 @@ def _framing_sentence(text: str, sentence_start: int) -> str:
     previous = _prose_only(text[previous_start:end]).strip()
     if not previous or previous_start >= end:
         return ""
+    if _DOUBTING.search(previous):
+        return previous  # "I am not sure about this one." right before the box: the doubt is the answer's
     pointer = _FORWARD.search(previous)
     if pointer is None:
         return ""
@@ -569,13 +599,31 @@ def _continues_with_a_value(later: str) -> bool:
     return bool(_VALUE_AFTER_BREAK.match(later)) or not _WORD.search(later)
 
 
+def _table_cells_before(sentence: str) -> str | None:
+    """When the box stands in a Markdown table row (``| 2 | **Final answer** | $\\boxed{42}$ |``), the row's
+    cells before it as one sentence, the cell just before the box's as the label of its clause (``2; **Final
+    answer**: ``); else ``None``. Every cell is still read: a step number passes, a hedge does not."""
+    line = sentence[sentence.rfind("\n") + 1 :]
+    if not line.lstrip().startswith("|") or line.count("|") < 2:
+        return None
+    *earlier, label, own = line.strip().lstrip("|").split("|")
+    return "; ".join(cell.strip() for cell in earlier) + ("; " if earlier else "") + label.strip() + ": " + own
+
+
 def _label_line_above(text: str, line_start: int) -> str:
-    """The line above ``line_start`` when it ends with a colon (``Lower bound:`` over a box on a
-    line of its own), to be read as the box's label; else nothing."""
+    """The line above ``line_start`` when it labels the box on a line of its own, to be read as the box's
+    label: a line that ends with a colon (``Lower bound:``), a Markdown heading (``### Draft``) or a line
+    all in bold (``**Final Answer**``), blank lines between allowed; else nothing."""
     above = text[max(0, line_start - CONTEXT_WINDOW) : line_start].rstrip()
-    if not above.endswith(":"):
-        return ""
-    return above[above.rfind("\n") + 1 :] + " "
+    line = above[above.rfind("\n") + 1 :]
+    if line.endswith(":"):
+        return line + " "
+    if _HEADING_OR_BOLD_LINE.fullmatch(line):
+        return line.rstrip(" *_#") + ": "
+    return ""
+
+
+_HEADING_OR_BOLD_LINE: Final = re.compile(r"\s*(?:#{1,6}\s+[^\n]*[^\s.!?]|(?:\*\*|__)[^*_\n]*[^\s.!?*_](?:\*\*|__))\s*")
 
 
 def _label_before_colon(prose: str) -> str | None:
@@ -599,7 +647,15 @@ _TAKING_BACK: Final = re.compile(
     r"fails?\s+(?:for|when|if|at)|ignores?\s+the|unverified|unconfirmed|misread\w*|bug|todo|to\s+be\s+continued|"
     r"needs?\s+(?:more\s+work|recheck\w*|checking|verification)|recheck\s+needed|no\s+idea|who\s+knows|wishful|"
     r"ballpark|for\s+now|or\s+so\s+it\s+seems|verification\s+failed|flawed|sarcas\w*|in\s+my\s+dreams|no\s+way|"
-    r"trap|naive)\b",
+    r"trap|naive|hop(?:e|es|ed|ing|efully)|double[- ]?count\w*|over-?count\w*|under-?count\w*|twice|forg[eo]t\w*|"
+    r"plus\s+(?:one|the|a|an)|"
+    r"mod(?:ulo)?|remains?|(?:still|yet)\s+(?:has|have|needs?|to)|placeholder|tbd|draft|fixme|work\s+in\s+progress|"
+    r"pending|subject\s+to\s+change|random|coin\s+flip|shot\s+in\s+the\s+dark|confidence\W*low|"
+    r"(?:could|can)\s*(?:not|n't)\s+(?:verify|check|confirm|prove)|g[ai]ve\s+up|stuck|ran\s+out|incomplete|flaw\w*|"
+    r"gaps?|circular|fails?|part\s+[a-d]|only\s+(?:for|when|if|holds?|applies)|assum\w*|"
+    r"last\s+\w+\s+digits?|in\s+(?:thousands|millions|billions|hundreds|tens)|convert\w*|"
+    r"questions?\s+(?:wants?|asks?|asked|requires?)|square\s+of|"
+    r"(?:gives|yields|gets?)\s+the\s+(?:final|actual|true|real|correct|required)\s+\w+)\b|^\s*[-+\u2212]\s*\d|^\W*minus\b|\bpart\s+\([a-z]\)",
     re.IGNORECASE,
 )
 """Words that take a stated answer back or leave it open, looked for in the sentences after the
@@ -622,7 +678,7 @@ _NEGATING_THE_ANSWER: Final = re.compile(
     r"extraneous|dismissed|thrown\s+out|different|something\s+else)\b"
     r"|\b(?:reject|discard|exclude|dismiss)\w*\s+(?:this|that|it|the\s+(?:boxed|above|answer|result|value))\b"
     r"|\b(?:answers?|results?|solutions?)\b[^.!?]{0,24}?\b(?:differs?|different|else)\b"
-    r"|^\W*(?:if|unless|assuming|provided|supposing|only\s+if|as\s+long\s+as|halve|double|triple|divide|multiply|"
+    r"|^\W*(?:if|unless|assuming|provided|supposing|only\s+if|as\s+long\s+as|halve|double(?!-?\s?check)|triple|divide|multiply|"
     r"subtract|negate|square)\b"
     r"|\b(?:should|must|need\s+to|have\s+to)\s+(?:divide|multiply|halve|double|subtract|add|take|square|negate)\b"
     r"|^\W*(?:this|that|it|the\s+above|above|the\s+(?:boxed\s+)?(?:answer|value|result|number|root|solution)|"
@@ -772,6 +828,57 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
     return None if stop is None else sentence_taking_back(region, stop.end(), answer)
 
 
+_COURTESY: Final = re.compile(
+    r"\bi\s+hope\s+it\s+is\s+correct\b|"
+    r"\b(?:i\s+)?(?:hope|hopefully)\s+(?:that|this|it|you|the\s+explanation)\s+(?:helps?|clarif\w*|"
+    r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b",
+    re.IGNORECASE,
+)
+"""A closing courtesy after the answer (``Hope that helps!``, and Llama 3's few-shot formula ``I hope it is
+correct.``), which says nothing about it: a hope that is not one of these (``I hope this is right.``) leaves
+the answer open."""
+_DOUBTING_QUESTION: Final = re.compile(
+    r"\d|\\|\b(?:right|correct|wrong|sure|true|false|valid|accurate|ok|okay|answer|result|value|solution|"
+    r"mistake|error|or|really|certain|possible|check\w*|agree|think|believe|guess|maybe|perhaps|indeed)\b",
+    re.IGNORECASE,
+)
+
+
+_LAST_VALUE: Final = re.compile(
+    r"(?:\$\$[^$]*\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|(?<![\w.])[-+\u2212]?\d[\d,.]*%?)[\s.!?)\]]*\Z", re.DOTALL)
+_SHORT_LATER_WORDS: Final = 8
+_OPERATOR_BEFORE: Final = re.compile(
+    r"(?:\b(?:times|plus|minus|by|over|divided|multiplied|and)|\\times|\\cdot|[*+\-/\u00d7\u2212])\s*\$?\s*\Z",
+    re.IGNORECASE,
+)
+
+
+def _ends_on_another_value(sentence: str, prose: str, boxed: str) -> bool:
+    """Whether a short later sentence ends on a value the box does not hold and does not restate the box
+    anywhere (``It's 43.``, ``I meant 43.``, ``Python says 43.``, ``Method 2 gives $43$.``): a second answer,
+    whatever the words around it. A check that ends on the box (``Check: $6 \times 7 = 42$.``) keeps it."""
+    if len(prose.split()) > _SHORT_LATER_WORDS:
+        return False
+    last = _LAST_VALUE.search(sentence)
+    if last is None or _OPERATOR_BEFORE.search(sentence, 0, last.start()):
+        return False  # "It follows from 6 times 7.": the value is an operand, not a second answer
+    value = _bare_text(last.group()).strip(".!?)]")
+    if not value or value == boxed or _restates(last.group(), boxed):
+        return False
+    return re.search(r"(?<![\d.\-\u2212])" + re.escape(boxed) + r"(?![\d.])", _bare_text(sentence)) is None
+
+
+def _doubting_question(prose: str) -> bool:
+    """Whether a question after the box leaves it open: one about a value, the answer's truth or "it"
+    (``Or is it 43?``, ``Is that right?``, ``Right?``), or a short one (``Is it?``); a tutor's question about
+    the method or the reader (``See how breaking it into steps helped?``, ``Does that make sense?``, ``Any
+    questions?``) does not."""
+    words = prose.split()
+    if len(words) <= 2 and not re.fullmatch(r"\W*any\s+(?:other\s+)?questions\W*", prose, re.IGNORECASE):
+        return True
+    return bool(_DOUBTING_QUESTION.search(prose))
+
+
 def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
     """The first sentence of ``region`` from ``start`` on that takes ``answer`` back (the rules of
     :func:`later_sentence_taking_back`), or ``None``."""
@@ -781,7 +888,9 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         start = end + len(mark)
         if not sentence.strip(" .!?"):
             continue
-        prose = _prose_only(sentence)
+        prose = _COURTESY.sub(" ", _prose_only(sentence))
+        if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
+            continue  # "I hope this helps!"
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
@@ -793,7 +902,8 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
             continue  # a check mark confirms the box; a rule (---) or other marks say nothing
         if len(prose.split()) <= _FRAGMENT_WORDS and _qualifying_fragment(prose):
             return sentence  # "Approximately.", "At most.", "Before rounding.": a fragment that qualifies the box
-        if (mark == "?" or _concludes_another_value(sentence, prose, answer)
+        if ((mark == "?" and _doubting_question(prose)) or _concludes_another_value(sentence, prose, answer)
+                or _ends_on_another_value(sentence, prose, boxed)
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
     return None
@@ -814,19 +924,38 @@ def _sentence_start(text: str, begin: int) -> int:
     floor = max(0, begin - CONTEXT_WINDOW)
     start = floor
     for match in _SENTENCE_END.finditer(text, floor, begin):
-        if match.group() == "\n" and _runs_on(text[start : match.start()]):
+        if match.group() == "\n" and _runs_on(_last_line(text, start, match.start()), text[start : match.start()]):
             continue
         start = match.end()
     opening = text.lower().rfind("<answer>", floor, begin)
     return max(start, opening + len("<answer>") if opening >= 0 else 0)
 
 
-def _runs_on(line: str) -> bool:
-    """Whether a line break after ``line`` leaves its sentence open into the next line: the line ends
-    without a full stop and holds a denying word (``The answer is not`` or ``It is not:`` and then a
-    displayed ``\\boxed{42}``), so the denial is read with the box."""
+def _last_line(text: str, start: int, end: int) -> str:
+    """The last line of ``text[start:end]`` that holds prose (a line that only opens a display, ``\\[``, does not)."""
+    lines = [line for line in text[start:end].split("\n") if _MATH_DELIMITERS.sub(" ", _prose_only(line)).strip(" *_")]
+    return lines[-1] if lines else ""
+
+
+def _runs_on(line: str, sentence: str) -> bool:
+    """Whether a line break (blank lines included) after ``line`` leaves its ``sentence`` open into the next
+    line: the line ends on a word that leads into what follows (a colon, a verb such as ``is``, or a denying or
+    qualifying word: ``The answer is not``, ``It is not:``, ``approximately``) and the sentence so far denies or
+    qualifies, so that is read with the box below. A line that ends complete (``... = 3360 points``,
+    ``Third Bag: 300/2 = 150``) ends its sentence, whatever words it holds."""
     prose = _MATH_DELIMITERS.sub(" ", _prose_only(line)).rstrip(" *_")
-    return bool(prose.strip()) and prose[-1] not in ".!?" and bool(_DENYING.search(prose) or _QUALIFYING.search(prose))
+    if not prose.strip() or prose[-1] in ".!?":
+        return False
+    if len(prose.split()) <= _SHORT_CLAUSE_WORDS + 2 and _DENYING.search(prose):
+        return True  # a short line that denies, over the box: "Not so fast", then the box
+    ending = re.search(r"((?:[A-Za-z'\u2019]+\s+)?[A-Za-z'\u2019]+)[\s*_]*(:?)\s*\Z", prose)
+    if ending is None:
+        return False
+    last_words = ending.group(1)
+    leads_on = bool(ending.group(2) or last_words.split()[-1].lower() in _COPULAS
+                    or _DENYING.search(last_words) or _QUALIFYING.search(last_words))
+    whole = _MATH_DELIMITERS.sub(" ", _prose_only(sentence))
+    return leads_on and bool(_DENYING.search(whole) or _QUALIFYING.search(whole))
 
 
 def _sentence_stop(text: str, end: int) -> re.Match[str] | None:

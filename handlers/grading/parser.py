@@ -349,6 +349,9 @@ class _Parser:
         sympy = self.sympy
         degree = sympy.Symbol(DEGREE)
         notes = list(self.notes)
+        if value.has(degree) and units:
+            # 30^\circ C is a temperature (or an angle times a coulomb): no reading is safe
+            raise self.unreadable("a degree sign before a unit (30\u00b0C is a temperature, not an angle)")
         if value.has(degree):
             coefficient, rest = value.as_independent(degree, as_Add=False)
             if rest == degree and not units:
@@ -587,7 +590,11 @@ class _Parser:
             if braced:
                 self.expect("punct", "}")
             return sympy.Mul(_plain_value(base, "degrees"), sympy.Symbol(DEGREE))
+        braced = self.at("punct", "{")
         exponent = self.exponent()
+        if not braced and exponent == 1 and self.at("punct", "/"):
+            # 9^1/2 means 9^(1/2) to whoever wrote a first power; LaTeX draws 9^1 over 2
+            raise self.unreadable("a power of 1 before a slash (9^1/2: the root or a half?)")
         base = _plain_value(base, "a power")
         if _indeterminate_power(sympy, base, exponent):
             # 0^0 and oo^0 are indeterminate forms; sympy would quietly make them 1.
@@ -821,6 +828,9 @@ class _Parser:
             power = self.exponent()
         bracketed = self.at("punct", "(") or self.at("punct", "{")
         argument = self.group_value() if bracketed else self.bare_argument()
+        if not bracketed and self.at("punct", "/"):
+            # \sin\pi/6 is sin(pi/6) to most readers and sin(pi)/6 to LaTeX: no reading is safe
+            raise self.unreadable(f"a slash after \\{name}'s unbracketed argument (inside the function or not?)")
         functions = {
             "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot, "sec": sympy.sec,
             "csc": sympy.csc, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
