@@ -22,6 +22,10 @@ from typing import NamedTuple
 from handlers.grading import extract_final_answer, grade_answer
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "grading" / "right_replies.jsonl.gz"
+SECOND_CORPUS = CORPUS.with_name("right_replies_second.jsonl.gz")
+"""1,500 more, in 30 other styles (Claude, Gemini, Mistral, Phi, DeepSeek-V3, Qwen3, o1, Llama 3.1, Gemma, Yi,
+InternLM, NuminaMath, Markdown tables, closing lines, five other languages...), written later by another writer
+who also read no grader code. Half of it was kept unseen while the rules were mended against the other half."""
 _MARKED = re.compile(r"\\boxed\s*\{|<answer>", re.IGNORECASE)
 
 
@@ -45,8 +49,8 @@ class Recall(NamedTuple):
     """Style -> (replies, refused)."""
 
 
-def load() -> list[dict[str, str]]:
-    with gzip.open(CORPUS, "rt", encoding="utf-8") as lines:
+def load(corpus: Path = CORPUS) -> list[dict[str, str]]:
+    with gzip.open(corpus, "rt", encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -83,9 +87,14 @@ def recall(rows: list[dict[str, str]], mode: str = "math") -> Recall:
 
 
 def report(modes: tuple[str, ...] = ("math_verify", "math")) -> None:
-    """Print each grader's false negatives on the corpus, per style."""
-    rows = load()
-    where = CORPUS.relative_to(CORPUS.parents[2])
+    """Print each grader's false negatives on each corpus, per style."""
+    for corpus in (CORPUS, SECOND_CORPUS):
+        _report(corpus, modes)
+
+
+def _report(corpus: Path, modes: tuple[str, ...]) -> None:
+    rows = load(corpus)
+    where = corpus.relative_to(corpus.parents[2])
     print(f"{len(rows)} right replies from {where} (written without reading the grader)")
     for mode in modes:
         found = recall(rows, mode)

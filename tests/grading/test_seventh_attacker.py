@@ -247,3 +247,20 @@ TABLE = "| # | Work | Value |\n|:-:|---|---|\n| 1 | Set up the conditions | equa
 def test_a_box_in_a_table_row_is_labelled_by_the_cell_before_it(row: str, score: float) -> None:
     """A Markdown table's last row: the cell before the box must announce it; every cell is read."""
     assert graded(TABLE + row) == score
+
+
+@pytest.mark.parametrize(("reply", "score"), [
+    ("\u041e\u0442\u0432\u0435\u0442, \u0432\u043e\u0437\u043c\u043e\u0436\u043d\u043e, \\boxed{42}.", 0.0),
+    ("Vielleicht, \\boxed{42}", 0.0),
+    ("Peut-\u00eatre, \\boxed{42}", 0.0),
+    (BOX + "Mais je ne suis pas s\u00fbr.", 0.0),
+    (BOX + "Aber ich bin nicht sicher.", 0.0),
+    (BOX + "Warte, es ist 43.", 0.0),
+    ("In conclusion, \\boxed{42}", 1.0),
+    ("Finally, \\boxed{42}.", 1.0),
+    ("So, \\boxed{42}", 1.0),
+    (BOX + "Jos\u00e9 ends up with 42 cards.", 1.0),
+])
+def test_words_in_other_languages_are_not_taken_for_announcements(reply: str, score: float) -> None:
+    """A hedge in another language set off before the box, or doubt after it, scores 0; English closings keep 1."""
+    assert graded(reply) == score
