@@ -315,7 +315,8 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 
 _SENTENCE_END: Final = re.compile(
     r"\n|(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bappr)(?<!\bapx)(?<!\babt)(?<!\bca)(?<!\best)(?<!\bmax)(?<!\bmin)"
-    r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>",
+    r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>"
+    r"|[\u3002\uff01\uff1f]",
     re.IGNORECASE,
 )
 """Where a sentence ends. The full stop of an abbreviation that hedges or bounds (``approx.``, ``ca.``, ``est.``,
@@ -402,7 +403,7 @@ _ANNOUNCING: Final = frozenset({
     "make", "makes", "made", "give", "gives", "gave", "yield", "yields", "become", "becomes", "is:",
     "therefore", "thus", "so", "hence", "then", "now", "and", "but", "required", "desired", "number",
     "**", "*", "=", "boxed", "final_answer", "exactly", "precisely", "conclusion", "summary", "conclude", "concludes",
-    "putting_together",
+    "putting_together", "finally", "overall", "altogether", "in_conclusion", "in_total", "in_summary",
 })
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
 comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
@@ -418,7 +419,8 @@ _SUBJECT_WORDS: Final = 8
 _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IGNORECASE), r"\1_to"),
                           (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"),
                           (re.compile(r"\bputting\s+(?:it\s+)?(?:all\s+)?together\b", re.IGNORECASE),
-                           "putting_together"))
+                           "putting_together"),
+                          (re.compile(r"\bin\s+(conclusion|total|summary)\b", re.IGNORECASE), r"in_\1"))
 _CONCLUDING_WORDS: Final = r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b"
 _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|" + _CONCLUDING_WORDS, re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
@@ -462,14 +464,58 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     prose = _prose_only(sentence)
     clauses = _CLAUSE_BREAK.split(prose)
     label = _label_before_colon(prose)
-    announced = _only_announces(clauses[-1]) and (label is None or _only_announces(label))
+    # The clause next to the box announces it; when the box opens its own clause ("Perhaps, \boxed{42}"), the
+    # last clause that says anything must (a hedge in a language the lists do not hold is not announcing).
+    spoken = next((clause for clause in reversed(clauses) if clause.strip(" *_#>")), "")
+    announced = _only_announces(spoken) and (label is None or _only_announces(label))
     lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
+    if lead and _announces_in_another_language(before):
+        lead = ""
     framing = _framing_sentence(text, begin - len(sentence))
     if framing:
         lead = f"{framing} {before.strip()}"
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
+    # French
+    r"(?:(?:donc|ainsi|alors|par\s+cons[e\u00e9]quent|en\s+conclusion|finalement|au\s+final|enfin)\s*,?\s*)?"
+    r"(?:(?:(?:la|le|notre|ma)\s+)?(?:r[e\u00e9]ponse|r[e\u00e9]sultat|solution)(?:\s+finale?)?(?:\s+(?:est|vaut))?(?:\s+donc)?"
+    r"|(?:on|nous)\s+(?:obtient|obtenons|trouve|trouvons)(?:\s+donc)?)"
+    # German
+    r"|(?:(?:also|somit|daher|folglich|insgesamt)\s*,?\s*)?"
+    r"(?:(?:(?:die|das|unsere|meine)\s+)?(?:antwort|ergebnis|endergebnis|endantwort|l[o\u00f6]sung)"
+    r"(?:\s+(?:ist|lautet))?(?:\s+(?:also|somit|daher))?|wir\s+erhalten(?:\s+also)?)"
+    r"|(?:also|somit|daher|damit|folglich)\s+(?:ist|lautet|erhalten\s+wir)(?:\s+(?:die|das|unsere)\s+"
+    r"(?:antwort|ergebnis|endergebnis|l[o\u00f6]sung))?"
+    # Spanish
+    r"|(?:(?:por\s+lo\s+tanto|por\s+tanto|as[i\u00ed]\s+que|entonces|en\s+conclusi[o\u00f3]n|finalmente)\s*,?\s*)?"
+    r"(?:(?:(?:la|el|nuestra|mi)\s+)?(?:respuesta|resultado|soluci[o\u00f3]n)(?:\s+final)?(?:\s+es)?|obtenemos)"
+    # Russian
+    r"|(?:(?:\u0442\u0430\u043a\u0438\u043c\s+\u043e\u0431\u0440\u0430\u0437\u043e\u043c|\u0438\u0442\u0430\u043a"
+    r"|\u0441\u043b\u0435\u0434\u043e\u0432\u0430\u0442\u0435\u043b\u044c\u043d\u043e)\s*,?\s*)?"
+    r"(?:(?:\u043e\u043a\u043e\u043d\u0447\u0430\u0442\u0435\u043b\u044c\u043d\u044b\u0439|"
+    r"\u0438\u0442\u043e\u0433\u043e\u0432\u044b\u0439)\s+)?"
+    r"(?:\u043e\u0442\u0432\u0435\u0442|\u0440\u0435\u0437\u0443\u043b\u044c\u0442\u0430\u0442)"
+    # Chinese: so / therefore / in sum, final, answer / result, is
+    r"|(?:\u6240\u4ee5|\u56e0\u6b64|\u6545|\u7efc\u4e0a\u6240\u8ff0)?\s*[,\uff0c]?\s*(?:\u6700\u7ec8|\u6700\u540e)?"
+    r"(?:\u7684)?(?:\u7b54\u6848|\u7ed3\u679c)(?:\u662f|\u4e3a)?",
+    re.IGNORECASE,
+)
+"""Whole sentences that only announce a box in French, German, Spanish, Russian or Chinese (``La r\u00e9ponse est
+donc``, ``Endergebnis:``, ``Somit ist das Ergebnis``, ``Por lo tanto, la respuesta es``, "thus, the answer" in
+Russian, "so the final answer is" in Chinese): a closed list matched against the sentence whole, so a word it does
+not hold (a denial, a hedge, a condition) leaves the box unreadable; the English lists cannot read those
+languages."""
+
+
+def _announces_in_another_language(before: str) -> bool:
+    """Whether the whole sentence before the box (formulas included) is one of
+    :data:`_OTHER_LANGUAGE_ANNOUNCEMENTS`, with Markdown emphasis and a closing colon left out."""
+    bare = " ".join(_STRONG_EMPHASIS.sub(" ", before).replace("#", " ").split()).rstrip(" :\uff1a").strip()
+    return bool(bare) and _OTHER_LANGUAGE_ANNOUNCEMENTS.fullmatch(bare) is not None
 
 
 _FORWARD: Final = re.compile(
@@ -868,6 +914,23 @@ def _ends_on_another_value(sentence: str, prose: str, boxed: str) -> bool:
     return re.search(r"(?<![\d.\-\u2212])" + re.escape(boxed) + r"(?![\d.])", _bare_text(sentence)) is None
 
 
+_FOREIGN_DOUBT: Final = re.compile(
+    r"\b(?:nicht|nein|aber|falsch|fehler|warte|vielleicht|eigentlich|sicher|mais|pas|faux|erreur|attend\w*|"
+    r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout)\b",
+    re.IGNORECASE,
+)
+"""Doubt and take-back words of German, French, Spanish and Dutch, after the box (``Warte, es ist 43.``)."""
+_NON_ENGLISH_LETTER: Final = re.compile(r"[^\W\d_a-zA-Z]")
+
+
+def _unread_language(prose: str, boxed: str, sentence: str) -> bool:
+    """A later sentence written in letters the lists cannot read (``Mais je ne suis pas s\u00fbr.``, Cyrillic,
+    Chinese) that does not restate the box: it may take the box back, so it is read with it."""
+    if not _NON_ENGLISH_LETTER.search(prose):
+        return False
+    return re.search(r"(?<![\d.\-\u2212])" + re.escape(boxed) + r"(?![\d.])", _bare_text(sentence)) is None
+
+
 def _doubting_question(prose: str) -> bool:
     """Whether a question after the box leaves it open: one about a value, the answer's truth or "it"
     (``Or is it 43?``, ``Is that right?``, ``Right?``), or a short one (``Is it?``); a tutor's question about
@@ -892,6 +955,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
+                or _FOREIGN_DOUBT.search(prose) or _unread_language(prose, boxed, sentence)
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
             return sentence

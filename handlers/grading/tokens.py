@@ -25,6 +25,9 @@ from handlers.grading.lexicon import (
     TEXT_COMMANDS,
 )
 
+_ANGSTROM = re.compile(r"\\AA(?![A-Za-z])|[\u00c5\u212b]")
+"""The angstrom inside text: LaTeX's ``\\AA``, the letter \u00c5 or the angstrom sign."""
+
 
 class Unreadable(HandlerError):
     """The answer holds something the grader's vocabulary does not cover; the message says what."""
@@ -412,6 +415,9 @@ class _Tokenizer:
                 else:
                     self.space = True
                 index += 2
+            elif _ANGSTROM.match(body, index):
+                self.emit("tword", "angstrom")  # \AA and the letter \u00c5 (or the sign \u212b): the length unit
+                index = _ANGSTROM.match(body, index).end()  # type: ignore[union-attr]
             elif char == "\\":
                 msg = f"a command inside \\{name}{{}}"
                 raise Unreadable(msg)

@@ -61,20 +61,17 @@ def test_a_box_from_an_earlier_attempt_is_not_the_answer() -> None:
     assert score("Using our earlier result, the answer is $\\boxed{42}$.", "42")[0] == 1
 
 
-SECOND_REFUSED_CEILING = 70
-"""Of the second corpus's 1,250 English replies: 63 refused when this was set (85 of its unseen half's 623 before
-the rules were mended against the other half, 26 after). The refused ones are counted nouns and units the
-grader does not know (``\\text{ chips}``, ``\\text{ kJ/mol}``, ``\\AA``) and a scalar factored out of a matrix."""
-OTHER_LANGUAGES = {"lang_de", "lang_es", "lang_fr", "lang_ru", "lang_zh"}
-"""Refused on purpose: the grader reads English only, so a sentence in another language is read with the box."""
+SECOND_REFUSED_CEILING = 60
+"""Of the second corpus's 1,500 replies: 48 refused when this was set. Its unseen half (745) went from 207
+refused to 18 while the rules were mended against the other half (the halves share the writer's templates).
+The refused ones are counted nouns the grader does not know (``\\text{ chips}``), a scalar factored out of a
+matrix, and a few sentences off the lists."""
 
 
 def test_a_second_set_of_right_replies_in_thirty_other_styles_is_read_as_right() -> None:
-    """At most the ceiling of the second corpus's English replies score 0."""
-    rows = load(SECOND_CORPUS)
-    english = [row for row in rows if row["style"] not in OTHER_LANGUAGES]
-    found = recall(english)
-    assert found.marked > 1200
+    """At most the ceiling of the second corpus's 1,500 replies (five languages among them) score 0."""
+    found = recall(load(SECOND_CORPUS))
+    assert found.marked == 1500
     shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
                       for row in found.refused_marked[:20])
     assert len(found.refused_marked) <= SECOND_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"

@@ -264,3 +264,43 @@ def test_a_box_in_a_table_row_is_labelled_by_the_cell_before_it(row: str, score:
 def test_words_in_other_languages_are_not_taken_for_announcements(reply: str, score: float) -> None:
     """A hedge in another language set off before the box, or doubt after it, scores 0; English closings keep 1."""
     assert graded(reply) == score
+
+
+@pytest.mark.parametrize(("reply", "score"), [
+    ("**Endergebnis:** $\\boxed{42}$", 1.0),
+    ("Somit ist das Ergebnis $\\boxed{42}$.", 1.0),
+    ("La r\u00e9ponse est donc $\\boxed{42}$.", 1.0),
+    ("**R\u00e9ponse finale :** $\\boxed{42}$", 1.0),
+    ("Por lo tanto, la respuesta es $\\boxed{42}$.", 1.0),
+    ("\u0422\u0430\u043a\u0438\u043c \u043e\u0431\u0440\u0430\u0437\u043e\u043c, "
+     "\u043e\u0442\u0432\u0435\u0442 $\\boxed{42}$.", 1.0),
+    ("\u6240\u4ee5\u6700\u7ec8\u7b54\u6848\u4e3a $\\boxed{42}$\u3002", 1.0),
+    ("La r\u00e9ponse n'est pas $\\boxed{42}$.", 0.0),
+    ("La r\u00e9ponse est peut-\u00eatre $\\boxed{42}$.", 0.0),
+    ("Si x = 2, la r\u00e9ponse est $\\boxed{42}$.", 0.0),
+    ("Die Antwort ist nicht $\\boxed{42}$.", 0.0),
+    ("\u7b54\u6848\u4e0d\u662f $\\boxed{42}$\u3002", 0.0),
+    ("La r\u00e9ponse est $\\text{pas}$ \\boxed{42}", 0.0),
+    ("La r\u00e9ponse est $\\boxed{42}$. Non, 43.", 0.0),
+    ("\u6240\u4ee5\u6700\u7ec8\u7b54\u6848\u4e3a $\\boxed{42}$\u3002\u4e0d\u5bf9\u3002", 0.0),
+])
+def test_whole_announcing_sentences_in_five_other_languages_are_read(reply: str, score: float) -> None:
+    """A sentence that is wholly an announcement in French, German, Spanish, Russian or Chinese announces the box;
+    any other word in it (a denial, a hedge, a condition, a formula) leaves it unreadable."""
+    assert graded(reply) == score
+
+
+@pytest.mark.parametrize(("answer", "gold", "score"), [
+    ("1.2\\text{ arcsec}", "1.2", 1.0),
+    ("3.83 \\times 10^{35}\\text{ erg/s}", "3.83e35", 1.0),
+    ("100\\text{ pc}", "100", 1.0),
+    ("927.5\\text{ kJ/mol}", "927.5", 1.0),
+    ("4100\\text{ \\AA}", "4100", 1.0),
+    ("4100\\text{ \u00c5}", "4100", 1.0),
+    ("1.2\\text{ arcsec}", "1.3", 0.0),
+    ("4100\\text{ \\AAx}", "4100", 0.0),
+    ("1\\text{ \\AA}", "1\\text{ nm}", 0.0),
+])
+def test_astronomy_and_chemistry_units_are_read(answer: str, gold: str, score: float) -> None:
+    """Arcseconds, ergs, parsecs, moles and angstroms after a number are units (an angstrom is not a nanometre)."""
+    assert grade_answer(answer, gold).score == score
