@@ -54,14 +54,15 @@ def load(corpus: Path = CORPUS) -> list[dict[str, str]]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
-def score(reply: str, gold: str, mode: str = "math") -> tuple[float, str | None]:
+def score(reply: str, gold: str, mode: str = "math", question: str | None = None) -> tuple[float, str | None]:
     """The reply's grade as a grading worker gives it: apollo's grader reads the final answer first;
-    ``math_verify`` is given the whole reply, which its own parser searches."""
+    ``math_verify`` is given the whole reply, which its own parser searches. ``question``: the problem's, as an
+    episode hands it over (the second corpus has it; the first does not)."""
     try:
         if mode != "math":
             return grade_answer(reply, gold, mode).score, None
         answer = extract_final_answer(reply)
-        return (grade_answer(answer, gold).score if answer is not None else 0.0), answer
+        return (grade_answer(answer, gold, question=question).score if answer is not None else 0.0), answer
     except Exception:  # noqa: BLE001 - a grader that raises scores 0, as a grading worker reports it
         return 0.0, None
 
@@ -71,7 +72,7 @@ def recall(rows: list[dict[str, str]], mode: str = "math") -> Recall:
     unmarked = refused_unmarked = 0
     styles: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
     for row in rows:
-        points, read = score(row["reply"], row["gold"], mode)
+        points, read = score(row["reply"], row["gold"], mode, row.get("question"))
         marked = bool(_MARKED.search(row["reply"]))
         unmarked += not marked
         styles[row["style"]][0] += 1

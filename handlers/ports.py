@@ -6,7 +6,7 @@ Handlers never import the engine: effectors receive these ports through the cont
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -108,6 +108,16 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     """The grader's name, stamped by the engine's grading adapter (graders leave it blank)."""
     grader_version: str = ""
     """Digest of the grader's code and settings (:mod:`handlers.grading.version`)."""
+
+
+QUESTION_KEY: Final = "question"
+"""The key of a grader's metadata that holds the problem's question: the episode's grading and a regrade put it
+there beside the problem's own metadata (the math grader takes from it the nouns a count may name)."""
+
+
+def grading_metadata(question: str | None, metadata: dict[str, Any]) -> dict[str, Any]:
+    """What a grader is handed besides the answer and the ground truth: the problem's metadata and its question."""
+    return {**metadata, QUESTION_KEY: question} if question else dict(metadata)
 
 
 class AnswerGrader(Protocol):

@@ -21,7 +21,7 @@ from handlers.episode.graded_input import answer_block_text, ending_text, run_gr
 from handlers.episode.moves import next_move
 from handlers.episode.protocol import APOLLO, WHOLE_TEXT_GRADERS, protocol_of
 from handlers.grading.reference import extracted_answer
-from handlers.ports import ModelError, ToolError, ToolOptions
+from handlers.ports import ModelError, ToolError, ToolOptions, grading_metadata
 from handlers.projections.episode import EpisodeState, episode_state
 from handlers.projections.prompts import resolved_prompt
 from handlers.run_settings import RunSettingsError
@@ -110,7 +110,8 @@ async def _grade_answer_block(ctx: HandlerContext, event: ActionParsed, state: E
         return ctx.new(AnswerGraded, RESULT, score=0.0, method=mode,
                        detail="the reply holds no final answer", **common)
     text = answer_block_text(state, event.final_answer, mode)
-    grade = await ctx.services.grader.grade(text, truth, mode, metadata=dict(problem.metadata))
+    metadata = grading_metadata(problem.question, problem.metadata) if problem else {}
+    grade = await ctx.services.grader.grade(text, truth, mode, metadata=metadata)
     return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method,
                    detail=grade.detail, grader=grade.grader, grader_version=grade.grader_version, **common)
 
@@ -134,7 +135,8 @@ async def _grade_reference_ending(
     if not text or not text.strip():
         return ctx.new(AnswerGraded, RESULT, score=0.0, method=mode, answer=None,
                        detail="nothing to grade", **common)
-    grade = await ctx.services.grader.grade(text, truth, mode, metadata=dict(problem.metadata))
+    metadata = grading_metadata(problem.question, problem.metadata) if problem else {}
+    grade = await ctx.services.grader.grade(text, truth, mode, metadata=metadata)
     answer = extracted_answer(grade.detail) if whole_text else text
     return ctx.new(AnswerGraded, RESULT, score=grade.score, method=grade.method, answer=answer,
                    detail=grade.detail, grader=grade.grader, grader_version=grade.grader_version, **common)

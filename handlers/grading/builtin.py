@@ -13,10 +13,11 @@ from typing import Any
 
 from handlers.grading.choice import grade_choice
 from handlers.grading.hendrycks import hendrycks_equal
+from handlers.grading.lexicon import question_nouns
 from handlers.grading.pipeline import grade_math
 from handlers.grading.reference import extracted_detail, reference_extract_answer, reference_math_equal
 from handlers.grading.verify import grade_with_math_verify
-from handlers.ports import Grade
+from handlers.ports import QUESTION_KEY, Grade
 
 
 def _no_answer(answer: str | None, method: str) -> Grade | None:
@@ -29,7 +30,8 @@ def math_grader(answer: str, ground_truth: str, metadata: Mapping[str, Any], *,
                 numeric_tolerance: float | None = None) -> Grade:
     """apollo's sound math grader (:mod:`handlers.grading.pipeline`); ``numeric_tolerance``
     (``grading.numeric_tolerance``) accepts numbers within that relative distance."""
-    return _no_answer(answer, "math") or grade_math(answer, ground_truth, numeric_tolerance=numeric_tolerance)
+    with question_nouns(metadata.get(QUESTION_KEY)):
+        return _no_answer(answer, "math") or grade_math(answer, ground_truth, numeric_tolerance=numeric_tolerance)
 
 
 def math_verify_grader(answer: str, ground_truth: str, metadata: Mapping[str, Any]) -> Grade:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from handlers.grading.registry import BUILTIN_GRADERS, POOLED_GRADERS
-from handlers.ports import Grade
+from handlers.ports import Grade, grading_metadata
 
 GRADING_MODES: Final[tuple[str, ...]] = POOLED_GRADERS
 """The names ``grade_answer`` takes: the built-in graders the grading pool runs."""
@@ -18,12 +18,13 @@ POOLED_SPECS: Final = {spec.name: spec for spec in BUILTIN_GRADERS if spec.poole
 
 
 def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE, *,
-                 numeric_tolerance: float | None = None) -> Grade:
+                 numeric_tolerance: float | None = None, question: str | None = None) -> Grade:
     """Score ``answer`` against ``ground_truth`` with the built-in grader ``mode``
     (``handlers.grading.registry.BUILTIN_GRADERS`` says what each does).
 
     ``numeric_tolerance`` (``grading.numeric_tolerance``) goes to the graders that read it
-    (``math``); the others ignore it.
+    (``math``); the others ignore it. ``question`` is the problem's, as an episode's grading hands it over
+    (``math`` takes from it the nouns a count may name).
 
     Raises:
         ValueError: ``mode`` is not one of :data:`GRADING_MODES`.
@@ -32,7 +33,8 @@ def grade_answer(answer: str | None, ground_truth: str, mode: str = DEFAULT_MODE
     if spec is None:
         msg = f"unknown grading mode {mode!r}; expected one of {', '.join(GRADING_MODES)}"
         raise ValueError(msg)
-    return run_grader(spec.grade, answer or "", ground_truth, {}, numeric_tolerance=numeric_tolerance)
+    metadata = grading_metadata(question, {})
+    return run_grader(spec.grade, answer or "", ground_truth, metadata, numeric_tolerance=numeric_tolerance)
 
 
 def run_grader(grade: Callable[..., Any], answer: str, ground_truth: str, metadata: dict, *,

@@ -10,6 +10,10 @@ compared, a scale word multiplies, a relation becomes a relation).
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
@@ -197,13 +201,72 @@ COUNT_NOUNS: Final = frozenset({
 ground truth has none. Words that change a count (pairs, dozens, halves, squared) are not here."""
 
 
+NOT_COUNT_NOUNS: Final = frozenset({
+    "pair", "pairs", "dozen", "dozens", "couple", "couples", "score", "scores", "gross", "half", "halves", "third",
+    "thirds", "quarter", "quarters", "fifth", "fifths", "tenth", "tenths", "hundredth", "hundredths", "hundred",
+    "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "percent", "percents",
+    "times", "squared", "cubed", "double", "triple", "twice", "minus", "plus", "over", "under", "about", "around",
+    "approximately", "roughly", "nearly", "almost", "least", "most", "more", "less", "fewer", "not", "never",
+    "none", "nor", "than", "and", "the", "for", "with", "each", "per", "every", "all", "any", "some", "many",
+    "much", "how", "what", "which", "who", "whom", "whose", "why", "when", "where", "there", "this", "that",
+    "these", "those", "its", "his", "her", "their", "our", "your", "are", "was", "were", "been", "being", "has",
+    "have", "had", "does", "did", "can", "could", "will", "would", "shall", "should", "may", "might", "must",
+    "maybe", "probably", "perhaps", "possibly", "likely", "wrong", "incorrect", "false", "true", "correct",
+    "right", "answer", "answers", "result", "results", "total", "left", "remaining", "only", "exactly", "else",
+    "other", "another", "same", "different", "if", "unless", "but", "or", "then", "so", "too", "also", "such",
+    "from", "into", "onto", "out", "off", "away", "back", "again", "still", "yet", "just", "even", "ever",
+    "rounded", "round", "nearest", "estimate", "estimated", "guess", "cents", "cent",
+})
+"""Words a question may hold that never only name what is counted: multipliers and fractions (``pairs``,
+``dozen``, ``halves``), hedges and bounds, function words and judgements. A word of the question after a number
+counts as the counted noun only when it is not one of these."""
+
+_QUESTION_NOUNS: ContextVar[frozenset[str] | None] = ContextVar("question_nouns", default=None)
+_ASKED_FOR: Final = re.compile(
+    r"\b(?:how\s+many|number\s+of|total\s+number\s+of|how\s+much)\s+((?:[A-Za-z-]+\s+){0,2}[A-Za-z-]+)",
+    re.IGNORECASE,
+)
+"""Where a question names what it counts: the (up to three) words after ``how many`` or ``the number of``."""
+_QUESTION_WORD: Final = re.compile(r"[A-Za-z]{3,}")
+_ENDS_THE_NOUN_PHRASE: Final = frozenset({
+    "of", "does", "do", "did", "is", "are", "was", "were", "will", "would", "can", "could", "should", "must",
+    "have", "has", "had", "she", "he", "they", "it", "we", "you", "i", "there", "in", "on", "at", "to", "for",
+    "from", "that", "which", "who", "with", "than", "per", "each", "if", "when", "after", "before", "by",
+})
+
+
+@contextlib.contextmanager
+def question_nouns(question: str | None) -> Iterator[None]:
+    """While graded: a word that ``question`` counts (``how many red chips``, ``the number of chips``) is a counted
+    noun after a number (``22 chips``), unless :data:`NOT_COUNT_NOUNS` holds it. Positive evidence: the question
+    names what it counts; a word it only mentions (``friends``) is not."""
+    words: set[str] = set()
+    for match in _ASKED_FOR.finditer(question or ""):
+        for word in match.group(1).lower().split():
+            if word in _ENDS_THE_NOUN_PHRASE:  # "how many pairs of socks" counts pairs; "chips does she" ends at does
+                break
+            words.update(_QUESTION_WORD.findall(word))
+    nouns = frozenset(words | {_singular(word) for word in words} | {word + "s" for word in words}) - NOT_COUNT_NOUNS
+    token = _QUESTION_NOUNS.set(nouns if question else None)
+    try:
+        yield
+    finally:
+        _QUESTION_NOUNS.reset(token)
+
+
 def unit_named(word: str) -> Unit | None:
-    """The unit called ``word`` (exact spelling first, then case-folded for words of 3+ letters)."""
+    """The unit called ``word`` (exact spelling first, then case-folded for words of 3+ letters), or a counted
+    noun: a word of :data:`COUNT_NOUNS`, or of the question being graded (:func:`question_nouns`)."""
     found = UNITS.get(word)
     if found is None and len(word) >= 3 and word.lower() not in _CASE_SENSITIVE:
         found = UNITS.get(word.lower())
-    if found is None and word.lower() in COUNT_NOUNS:
-        return Unit(_singular(word.lower()), "count")
+    lowered = word.lower()
+    asked = _QUESTION_NOUNS.get()
+    # With the question known, only what it counts is a counted noun ("22 socks" is not, when it asks how many
+    # pairs); without it, the closed list of nouns that only name what is counted.
+    counted = lowered in asked if asked is not None else lowered in COUNT_NOUNS
+    if found is None and counted and lowered not in NOT_COUNT_NOUNS:
+        return Unit(_singular(lowered), "count")
     return found
 
 

@@ -23,7 +23,7 @@ from handlers.catalog import Catalog, ExtensionMissing
 from handlers.context import derive_id
 from handlers.episode.graded_input import graded_episode, regrade_text, run_grader
 from handlers.episode.protocol import WHOLE_TEXT_GRADERS
-from handlers.ports import Grade
+from handlers.ports import Grade, grading_metadata
 from handlers.rewards import compute_reward
 from handlers.run_settings import RunSettings, RunSettingsError, run_settings_of
 
@@ -114,7 +114,8 @@ def plan_run(run_id: str, records: Sequence[Recorded], *, grader: str | None, ve
         tasks.append(RegradeTask(
             run_id=run_id, graded=grade, ground_truth=grade.ground_truth or truth, grader=name, version=version,
             text=text, answer=_answer_read(text, grade, name),
-            metadata=dict(state.problem.metadata) if state.problem else {}, invalid_turns=state.invalid_turns,
+            metadata=grading_metadata(state.problem.question, state.problem.metadata) if state.problem else {},
+            invalid_turns=state.invalid_turns,
             steps=state.step, done=done.get((grade.event_id, name, version)),
         ))  # fmt: skip
     if all(task.text is None for task in tasks):

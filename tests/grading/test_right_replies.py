@@ -61,11 +61,11 @@ def test_a_box_from_an_earlier_attempt_is_not_the_answer() -> None:
     assert score("Using our earlier result, the answer is $\\boxed{42}$.", "42")[0] == 1
 
 
-SECOND_REFUSED_CEILING = 60
-"""Of the second corpus's 1,500 replies: 48 refused when this was set. Its unseen half (745) went from 207
-refused to 18 while the rules were mended against the other half (the halves share the writer's templates).
-The refused ones are counted nouns the grader does not know (``\\text{ chips}``), a scalar factored out of a
-matrix, and a few sentences off the lists."""
+SECOND_REFUSED_CEILING = 25
+"""Of the second corpus's 1,500 replies, graded with their questions as an episode grades them: 21 refused when
+this was set. Its unseen half (745) went from 207 refused (without questions) to 9 while the rules were mended
+against the other half (the halves share the writer's templates). The refused ones are a scalar factored out of
+a matrix, units and nouns the question does not name, and a few sentences off the lists."""
 
 
 def test_a_second_set_of_right_replies_in_thirty_other_styles_is_read_as_right() -> None:
