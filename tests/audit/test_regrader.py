@@ -183,3 +183,22 @@ async def test_a_regrade_reads_the_reply_with_todays_extraction() -> None:
     assert regraded.answer == extract_final_answer("<answer>\\boxed{41} \\quad (\\text{not } \\boxed{5})</answer>")
     assert regraded.answer.startswith("\\boxed{41} \\boxed{") and regraded.new_score == 0.0
     assert result.outcomes[0].answer == regraded.answer
+
+
+async def test_a_regrade_hands_the_grader_the_problems_question_as_the_episode_did() -> None:
+    """The regrade's metadata carries the question, as the live grading's does (counted nouns depend on it)."""
+    from handlers.ports import QUESTION_KEY
+
+    class MetadataPool(ModeGrader):
+        def __init__(self) -> None:
+            super().__init__()
+            self.metadata: list[dict[str, Any]] = []
+
+        async def grade(self, answer: str, truth: str, mode: str, **kwargs: Any) -> Grade:
+            self.metadata.append(dict(kwargs.get("metadata") or {}))
+            return await super().grade(answer, truth, mode)
+
+    records = await _reason_run(["<answer>\\boxed{5}</answer>"])
+    pool = MetadataPool()
+    await _regrade(records, "exact", pool)
+    assert [m.get(QUESTION_KEY) for m in pool.metadata] == ["What is 2 + 3?"]

@@ -161,3 +161,27 @@ async def test_model_responses_carry_one_decision_each() -> None:
     events, *_ = await run_episode(["<python_code>1</python_code>", "<answer>\\boxed{42}</answer>"])
     assert len(of(events, ModelResponded)) == len(of(events, ActionParsed)) == 2
     assert len(of(events, ToolCallRequested)) == 1
+
+
+async def test_the_grader_is_handed_the_problems_question() -> None:
+    """The answer's grading carries the question in its metadata: the math grader reads what a count may name."""
+    from handlers.grading.builtin import math_grader
+    from handlers.ports import QUESTION_KEY, Grade
+
+    class RecordingMathGrader:
+        def __init__(self) -> None:
+            self.metadata: list[dict[str, Any]] = []
+
+        async def grade(self, answer: str, ground_truth: str, mode: str, *, metadata: Any = None) -> Grade:
+            self.metadata.append(dict(metadata or {}))
+            return math_grader(answer, ground_truth, metadata or {})
+
+    grader = RecordingMathGrader()
+    log = new_memory_log()
+    svc = services(make_settings(), models=Replies(["<answer>\\boxed{22 \\text{ chips}}</answer>"]), grader=grader)
+    question = "There are 110 chips and 5 friends. How many chips does each friend get?"
+    await log.append(submission("r-chips", question, ground_truth="22"))
+    await run_until_done(log, svc, ["r-chips"])
+    [graded] = of([r.event for r in await log.read_run("r-chips")], AnswerGraded)
+    assert grader.metadata[0][QUESTION_KEY] == question
+    assert graded.score == 1.0
