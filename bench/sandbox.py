@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -82,15 +83,26 @@ def cold_call(code: str) -> float:
     return time.perf_counter() - started
 
 
-async def sandbox_calls(box: PythonSandbox, code: str, n: int, gap: float) -> list[float]:
+def _succeeded(outcome: SandboxOutcome) -> None:
+    assert outcome.ok, outcome
+
+
+async def sandbox_calls(box: PythonSandbox, code: str, n: int, gap: float,
+                        check: Callable[[SandboxOutcome], None] = _succeeded) -> list[float]:
+    """Seconds each of ``n`` calls took, ``gap`` apart; ``check`` says whether a call ended as it should."""
     times = []
     for _ in range(n):
         await asyncio.sleep(gap)
         started = time.perf_counter()
         outcome = await box.run(code)
         times.append(time.perf_counter() - started)
-        assert outcome.ok, outcome
+        check(outcome)
     return times
+
+
+def _ended_in_recursion_error(outcome: SandboxOutcome) -> None:
+    if "RecursionError" not in outcome.stderr:  # how it ended is checked, not how long it took
+        raise SystemExit(f"runaway recursion did not end as a RecursionError: {outcome}")
 
 
 def summary(times: list[float]) -> tuple[float, float]:
@@ -136,14 +148,7 @@ async def hostile(drip_s: float, repeats: int, gap: float) -> None:
             f" {once_cpu * 1e3:.1f} ms | {ratio_text(drip_cpu, once_cpu)}"
         )
         trivial = await sandbox_calls(box, SNIPPETS["trivial"], 5 * repeats, gap)
-        runaway = []
-        for _ in range(repeats):
-            await asyncio.sleep(gap)
-            started = time.perf_counter()
-            outcome = await box.run(RUNAWAY_RECURSION)
-            runaway.append(time.perf_counter() - started)
-            if "RecursionError" not in outcome.stderr:  # how it ended is checked, not how long it took
-                raise SystemExit(f"runaway recursion did not end as a RecursionError: {outcome}")
+        runaway = await sandbox_calls(box, RUNAWAY_RECURSION, repeats, gap, check=_ended_in_recursion_error)
         rec_med, trivial_med = statistics.median(runaway), statistics.median(trivial)
         print(
             f"runaway recursion: RecursionError back in {rec_med:.2f} s (median of {repeats})"

@@ -17,13 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handlers.grading import extract_final_answer, grade_answer
-
-
-def graded(reply: str, gold: str = "42") -> float:
-    answer = extract_final_answer(reply)
-    return grade_answer(answer, gold).score if answer is not None else 0.0
-
+from tests.grading.support import graded
 
 WRONG_AFTER_THE_BLOCK = [
     "<answer>42</answer> No, 43.",
