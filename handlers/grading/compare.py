@@ -12,6 +12,7 @@ converted only within one dimension by exact factors. Anything undecided is uneq
 from __future__ import annotations
 
 import random
+import re
 from decimal import Decimal
 from typing import Any, Final
 
@@ -316,6 +317,8 @@ class Comparer:
             return unequal("not equal: a value against a relation")
         if _in_its_own_value(named):
             return unequal(f"not equal: the name {named.name} stands in its own value (an equation in it, not a value)")
+        if _index_shifted(named):
+            return unequal(f"not equal: the name {named.name} is indexed by another expression of its value's variable")
         if not _tuple_names_in_order(named):
             return unequal("not equal: a tuple named out of alphabetical order against a value ((y, x) = (1, 2)"
                            " is not (1, 2))")
@@ -364,6 +367,21 @@ def _in_its_own_value(assignment: Assignment) -> bool:
     free = getattr(value, "free_symbols", None) or ()
     return assignment.symbol is not None and any(
         symbol.name == getattr(assignment.symbol, "name", None) for symbol in free)
+
+
+_INDEXED_NAME = re.compile(r"[A-Za-z\\]+_(?:\{(?P<braced>[^{}]+)\}|(?P<bare>\w))")
+
+
+def _index_shifted(assignment: Assignment) -> bool:
+    """``a_{n+1} = 8n^2 + 4n + 1`` states the term after a_n: an index that uses the value's variable in any other
+    way than being it (``a_n``) names another quantity than the value."""
+    match = _INDEXED_NAME.fullmatch(assignment.name.replace(" ", ""))
+    if match is None:
+        return False
+    index = match.group("braced") or match.group("bare")
+    value = getattr(assignment.value, "value", assignment.value)
+    names = {symbol.name for symbol in getattr(value, "free_symbols", None) or ()}
+    return any(letter in names for letter in re.findall(r"[A-Za-z]", index)) and index not in names
 
 
 def _tuple_names_in_order(assignment: Assignment) -> bool:
