@@ -99,15 +99,54 @@ _HIDDEN_HTML = re.compile(
 
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
-    visible = _CODE_FENCE.sub("\n", mask_hidden(mask_reasoning_and_tools(_end_of_turn_dropped(text))))
+    # A think block is reasoning, but one after the answer reopens it: it stays as a mark later sentences read.
+    shown = mask_hidden(mask_reasoning_and_tools(_THINK_BLOCK.sub(_THOUGHT_LINE, _end_of_turn_dropped(text))))
+    visible = _CODE_FENCE.sub("\n", shown)
     block = _last_answer_block(visible)
     body = block[0] if block is not None else None
     read = _final_in(body if body is not None else visible, body)
-    if read is None or block is None:
+    if read is None:
         return read
-    # What follows the block is read as what follows a box: "</answer> Wait, it is 43." takes it back.
-    taken_back = sentence_taking_back(visible, block[1], _bare_answer(block[0], read))
-    return read if taken_back is None else f"{read} {taken_back}"
+    bare = _bare_answer(body if body is not None else visible, read)
+    taken_back = _code_after_the_answer(shown, bare)
+    if block is not None:
+        _, opened, closed = block
+        # What follows the block is read as what follows a box ("</answer> Wait, it is 43."), the sentence
+        # before it as the sentence before a box ("The answer is 43." over <answer>42</answer>). An earlier block
+        # is an answer the last one replaces, as a later turn would.
+        taken_back = (taken_back or sentence_taking_back(visible, closed, bare)
+                      or _framing_sentence(visible, opened, bare) or None)
+    return read if taken_back is None else _with_taken_back(read, taken_back)
+
+
+_THINK_BLOCK: Final = re.compile(r"<think>.*?(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
+_THOUGHT = "(thinking again)"
+_THOUGHT_LINE: Final = f"\n{_THOUGHT}\n"
+"""What a think block leaves in the text: nothing a box is read from, but a later sentence after the answer."""
+
+
+def _code_after_the_answer(shown: str, bare: str) -> str | None:
+    """Fenced code after the final box or answer block, read as later sentences (a tool's output of ``43``,
+    ``# actually the answer is 43``): fences are masked while the answer is looked for, so a box shown as code
+    is never the answer, but what they say after the answer is still said."""
+    fences = list(_CODE_FENCE.finditer(shown))
+    if not fences:
+        return None
+    inside = [(fence.start(), fence.end()) for fence in fences]
+    marks = [end for _, _, _, end in top_level_box_spans(shown)] + [m.end() for m in _ANSWER_CLOSE.finditer(shown)]
+    answered = max((mark for mark in marks if not any(a <= mark <= b for a, b in inside)), default=None)
+    if answered is None:
+        return None
+    after = [fence.group().strip("`") for fence in fences if fence.start() >= answered]
+    said = "\n".join(body.split("\n", 1)[1] if "\n" in body else body for body in after).replace("\\", " ")
+    return sentence_taking_back(said, 0, bare) if said.strip() else None
+
+
+def _with_taken_back(read: str, taken_back: str) -> str:
+    """The answer read with the later sentence that takes it back, as text no grader reads as a value
+    (``42 (+1)`` alone would read as 42 times 1)."""
+    said = taken_back.replace("{", "(").replace("}", ")").replace("\\", " ")
+    return f"{read} \\text{{taken back by: {said}}}"
 
 
 def _bare_answer(body: str, read: str) -> str:
@@ -134,7 +173,7 @@ def _final_in(region: str, body: str | None) -> str | None:
     if answers:
         read = in_sentence(region, bounds[-1], answers[-1])
         taken_back = later_sentence_taking_back(region, bounds[-1][1], answers[-1])
-        return _non_empty(read if taken_back is None else f"{read} {taken_back}")
+        return _non_empty(read if taken_back is None else _with_taken_back(read, taken_back))
     return _non_empty(body)
 
 
@@ -230,8 +269,8 @@ def top_level_box_spans(text: str, pairs: dict[int, int] | None = None) -> list[
     return spans
 
 
-def _last_answer_block(text: str) -> tuple[str, int] | None:
-    """Body of the last answer block, and where the block ends. The body runs from the first
+def _last_answer_block(text: str) -> tuple[str, int, int] | None:
+    """Body of the last answer block, and where the block starts and ends. The body runs from the first
     ``<answer>`` after the ``</answer>`` before the last one, to the last ``</answer>``. An ``<answer>``
     opened again inside it stays in the body (``<answer>41<answer>42</answer>`` gives two answers, not
     the second alone)."""
@@ -240,7 +279,9 @@ def _last_answer_block(text: str) -> tuple[str, int] | None:
         return None
     floor = closes[-2].end() if len(closes) > 1 else 0
     first_open = _ANSWER_OPEN.search(text, floor, closes[-1].start())
-    return (text[first_open.end() : closes[-1].start()], closes[-1].end()) if first_open else None
+    if first_open is None:
+        return None
+    return text[first_open.end() : closes[-1].start()], first_open.start(), closes[-1].end()
 
 
 def mask_reasoning_and_tools(text: str) -> str:
@@ -451,13 +492,15 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
                   or _renames_another_value(later, answer)
                   or _concludes_another_value(later, _prose_only(later), answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
-    sentence = text[_sentence_start(text, begin) : begin]
+    sentence_start = _sentence_start(text, begin)
+    sentence = text[sentence_start:begin]
     cells = _table_cells_before(sentence)
     if cells is not None:  # a Markdown table row: the cell before the box's labels it, "|" separates clauses
         sentence = cells
         after = after.replace("|", ";").strip(" ;")
     if not _prose_only(sentence).strip(" \t*#>"):  # the box opens its line: a label may head it
-        sentence = _label_line_above(text, begin - len(sentence)) + sentence
+        label_line, sentence_start = _label_line_above(text, sentence_start)
+        sentence = label_line + sentence
     if len(sentence) >= CONTEXT_WINDOW:
         return LONG_SENTENCE
     before = _MATH_DELIMITERS.sub(" ", sentence)
@@ -471,7 +514,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
     if lead and _announces_in_another_language(before):
         lead = ""
-    framing = _framing_sentence(text, begin - len(sentence))
+    framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
     if framing:
         lead = f"{framing} {before.strip()}"
     if not (after or lead):
@@ -537,11 +580,17 @@ _DOUBTING: Final = re.compile(
 """Doubt about what follows, in the sentence right before the box's (``I'm not sure about this one.``)."""
 
 
-def _framing_sentence(text: str, sentence_start: int) -> str:
-    """The sentence before the box's, when it points forward to the box and denies, hedges or qualifies it
-    (``The following is wrong.``, ``Here is my rough estimate.``, ``My guess is as follows.``). Otherwise
-    nothing: an earlier sentence about the work (``I made a mistake above.``, ``Suppose x = 2.``) does not
-    govern the answer stated after it."""
+_CORRECTING: Final = re.compile(
+    r"\b(?:correct(?:ed)?|right|actual|fixed|revised|true)\s+(?:final\s+)?(?:answer|result|value)", re.IGNORECASE)
+"""A box's sentence that corrects: an admitted mistake before it (``I made a mistake above.``) is what it mends."""
+
+
+def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: bool = False) -> str:
+    """The sentence before the box's, when it denies or doubts the answer (``Not the answer.``, ``This isn't
+    it.``, ``I'm not sure about this one.``), states another one (``The answer is 145.``), is a fragment that
+    qualifies it (``Lower bound.``, ``Modulo 1000.``), or points forward to the box and denies, hedges or
+    qualifies it (``The following is wrong.``, ``My guess is as follows.``). Otherwise nothing: a sentence about
+    the work (``There are no other solutions.``, ``Suppose x = 2.``) does not govern the answer after it."""
     end = sentence_start
     while end > 0 and text[end - 1].isspace():
         end -= 1
@@ -549,7 +598,7 @@ def _framing_sentence(text: str, sentence_start: int) -> str:
     previous = _prose_only(text[previous_start:end]).strip()
     if not previous or previous_start >= end:
         return ""
-    if _DOUBTING.search(previous):
+    if _DOUBTING.search(previous) or _denies_what_follows(text[previous_start:end], previous, answer, corrects):
         return previous  # "I am not sure about this one." right before the box: the doubt is the answer's
     pointer = _FORWARD.search(previous)
     if pointer is None:
@@ -560,6 +609,50 @@ def _framing_sentence(text: str, sentence_start: int) -> str:
     if not pointer.group().lower().startswith("here") and _QUALIFYING.search(rest):
         return previous  # "The following is only an upper bound."; "Here is the computation: 6 times 7." is work
     return ""
+
+
+_DENYING_BEFORE: Final = re.compile(
+    r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:the\s+|my\s+|our\s+)?(?:final\s+)?(?:answer|it|right|correct|sure|"
+    r"certain|confident)\b|^\W*not\b|^\W*no\W*$|\w*(?:wrong|incorrect|mistak|erroneous)\w*|"
+    r"\b(?:an?|the|my|our|some)\s+error\b|\binvalid\b|\bplaceholder\b|\bdraft\b|\btbd\b|"
+    r"(?<!if\sand\s)\bonly\s+(?:if|when|for)\b|\bunless\b|"
+    r"\b(?:half|twice|double|a\s+third|a\s+quarter)\s+(?:of\s+)?(?:the|my|our)\s+(?:answer|result|value)\b|"
+    r"\bto\s+get\s+the\s+(?:final\s+)?(?:answer|result)\b|\bfail\w*|\bflaw\w*|\bbug\b|\bbad\b|\bfault\w*|"
+    r"\bunclear\b|\boff\s+by\b|\bdiscard\w*|\bcounterexample|\bdouble[- ]count\w*|\bworst\s+case|\bnear\b|"
+    r"\bsquare\s+root\s+of\s+(?:this|that|it)\b|\bnone\s+of\b|\bnot\s+this\b|\b(?:cannot|can't)\s+be\b|"
+    r"^\W*(?:this|that|it)\s+(?:does\s+not|doesn't)\s+(?:satisfy|work|hold|check)|\bmessed\s+up\b|\bbogus\b|"
+    r"\bfalse\s+(?:answer|result)\b|\bsomething\s+is\s+off\b|\bnot\s+what\b",
+    re.IGNORECASE,
+)
+"""Words that deny, bound or condition what follows, read in the sentence right before the box's."""
+_ANSWER_GIVEN: Final = re.compile(
+    r"\b(?:final\s+)?answers?\b[^.!?\n]{0,24}?(?::|=|\b(?:is|was|would\s+be|equals?)\b)\s*(?P<value>[-+\u2212$\\\d].*)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _denies_what_follows(raw: str, prose: str, answer: str, corrects: bool = False) -> bool:
+    """Whether the sentence right before the box's denies the answer itself, bounds or conditions it, or gives
+    another answer (:func:`_framing_sentence`); an admitted mistake does not when the box's sentence corrects it."""
+    denial = _DENYING_BEFORE.search(prose)
+    if corrects and denial is not None and re.fullmatch(r"\w*(?:mistak|error|wrong|incorrect)\w*", denial.group()):
+        denial = None
+    if denial or _REJECTING_MARKS.search(raw) or "~~" in raw or _FOREIGN_DOUBT.search(prose):
+        return True
+    if re.search(r"\b(?:or|nor|either|otherwise)\W*\Z", raw, re.IGNORECASE):
+        return True  # "Either 43 or" over the box: the box is one of two
+    given = _ANSWER_GIVEN.search(raw)
+    if given is not None and not _restates(given.group("value"), _bare_text(answer)):
+        return True
+    short = len(prose.split()) <= _FRAGMENT_WORDS + 1
+    return short and bool(_FRAGMENT_HEDGE.search(prose) or _FRAGMENT_BEFORE.search(prose))
+
+
+_FRAGMENT_BEFORE: Final = re.compile(
+    r"\b(?:modulo|mod|base|bound|estimat\w*|approx\w*|close|possibl\w*|rounded|guess|maybe|probably|perhaps|likely|"
+    r"unsure|uncertain|assum\w*|suppos\w*|hypothet\w*|bogus|false|messed|off|if|unless|about|around|roughly|nearly|"
+    r"almost|at\s+(?:least|most))\b", re.IGNORECASE)
+"""A fragment right before the box that bounds or qualifies it (``Modulo 1000.``, ``In base 8.``, ``Close to``)."""
 
 
 _MATH_SEGMENT: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
@@ -581,8 +674,8 @@ def _only_announces(clause: str) -> bool:
     before the box (``the product is``, ``Janet makes``). Markdown emphasis is ignored."""
     for pattern, joined in _JOINED_PHRASES:
         clause = pattern.sub(joined, clause)
-    if "?" in clause:
-        return False  # "Answer?: \boxed{42}" asks; it does not announce
+    if "?" in clause or "~~" in clause:
+        return False  # "Answer?: \boxed{42}" asks, "~~Final Answer~~" is struck out: neither announces
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
     bare = [word.lower().strip(".!?\"'()[]") for word in words]
     if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
@@ -653,23 +746,37 @@ def _table_cells_before(sentence: str) -> str | None:
     if not line.lstrip().startswith("|") or line.count("|") < 2:
         return None
     *earlier, label, own = line.strip().lstrip("|").split("|")
+    label = label.strip()
+    if label and (re.search(r"[$\\]", label) or not re.search(r"[^\W\d_]", label)):
+        label = f"({label.replace('$', ' ').strip()})"  # a formula or a sign for a label is read with the box
     return "; ".join(cell.strip() for cell in earlier) + ("; " if earlier else "") + label.strip() + ": " + own
 
 
-def _label_line_above(text: str, line_start: int) -> str:
+def _label_line_above(text: str, line_start: int) -> tuple[str, int]:
     """The line above ``line_start`` when it labels the box on a line of its own, to be read as the box's
-    label: a line that ends with a colon (``Lower bound:``), a Markdown heading (``### Draft``) or a line
-    all in bold (``**Final Answer**``), blank lines between allowed; else nothing."""
-    above = text[max(0, line_start - CONTEXT_WINDOW) : line_start].rstrip()
-    line = above[above.rfind("\n") + 1 :]
+    label, and where that line starts: a line that ends with a colon (``Lower bound:``), a Markdown heading
+    (``### Draft``, or a line underlined with ``===`` or ``---``) or a line all in bold (``**Final Answer**``),
+    blank lines between allowed; else nothing, and ``line_start``."""
+    floor = max(0, line_start - CONTEXT_WINDOW)
+    above = text[floor:line_start].rstrip()
+    start = above.rfind("\n") + 1
+    line = above[start:]
+    if _UNDERLINE.fullmatch(line) and start > 0:  # a setext heading: the line above the underline names it
+        above = above[: start - 1].rstrip()
+        start = above.rfind("\n") + 1
+        return above[start:].strip() + ": ", floor + start
     if line.endswith(":"):
-        return line + " "
+        return line + " ", floor + start
     if _HEADING_OR_BOLD_LINE.fullmatch(line):
-        return line.rstrip(" *_#") + ": "
-    return ""
+        return line.strip().rstrip("*_#").strip() + ": ", floor + start
+    return "", line_start
 
 
-_HEADING_OR_BOLD_LINE: Final = re.compile(r"\s*(?:#{1,6}\s+[^\n]*[^\s.!?]|(?:\*\*|__)[^*_\n]*[^\s.!?*_](?:\*\*|__))\s*")
+_UNDERLINE: Final = re.compile(r"\s*(?:=+|-{3,})\s*")
+
+
+_HEADING_OR_BOLD_LINE: Final = re.compile(
+    r"\s*(?:#{1,6}\s+[^\n]*\S|(?:~~)?(?:\*\*|__)[^*_\n]*[^\s.!*_](?:\*\*|__)(?:~~)?)\s*")
 
 
 def _label_before_colon(prose: str) -> str | None:
@@ -698,10 +805,15 @@ _TAKING_BACK: Final = re.compile(
     r"mod(?:ulo)?|remains?|(?:still|yet)\s+(?:has|have|needs?|to)|placeholder|tbd|draft|fixme|work\s+in\s+progress|"
     r"pending|subject\s+to\s+change|random|coin\s+flip|shot\s+in\s+the\s+dark|confidence\W*low|"
     r"(?:could|can)\s*(?:not|n't)\s+(?:verify|check|confirm|prove)|g[ai]ve\s+up|stuck|ran\s+out|incomplete|flaw\w*|"
-    r"gaps?|circular|fails?|part\s+[a-d]|only\s+(?:for|when|if|holds?|applies)|assum\w*|"
+    r"gaps?|circular|fail(?:s|ed|ure)?|part\s+[a-d]|only\s+(?:for|when|if|holds?|applies)|assum\w*|"
     r"last\s+\w+\s+digits?|in\s+(?:thousands|millions|billions|hundreds|tens)|convert\w*|"
     r"questions?\s+(?:wants?|asks?|asked|requires?)|square\s+of|"
-    r"(?:gives|yields|gets?)\s+the\s+(?:final|actual|true|real|correct|required)\s+\w+)\b|^\s*[-+\u2212]\s*\d|^\W*minus\b|\bpart\s+\([a-z]\)",
+    r"(?:gives|yields|gets?)\s+the\s+(?:final|actual|true|real|correct|required)\s+\w+|(?:so\s+)?i\s+thought|"
+    r"li(?:e|ed|es)|lying|let\s+me\s+re(?:compute|count|calculate|do|think|consider|check)\w*|hang\s+on|"
+    r"plus\s+or\s+minus|give\s+or\s+take|up\s+to\s+(?:a\s+)?(?:sign|constant|factor|permutation|rotation)|"
+    r"unchecked|to\s+be\s+(?:confirmed|checked|verified|determined|decided)|one\s+(?:more|less|fewer)|replac\w*|"
+    r"read\s+\S+\s+for|and\s+up|miss(?:ed|ing)|half\s+(?:that|this|it|of\s+(?:that|this|it)))\b"
+    r"|^[\s(\[]*[-+\u2212]\s*\d|^\W*minus\b|\bpart\s+\([a-z]\)|^\W*(?:check|verify)(?!\w)(?!\s*(?::|that|by))",
     re.IGNORECASE,
 )
 """Words that take a stated answer back or leave it open, looked for in the sentences after the
@@ -736,7 +848,8 @@ _NEGATING_THE_ANSWER: Final = re.compile(
     r"|\b(?:according\s+to|so\s+says|says\s+the|answer\s+key|textbook|my\s+friend)\b"
     r"|^\W*(?:except|without|excluding|barring)\b"
     r"|^\W*(?:now|next|then|finally)\b[^.!?]*\b(?:multiply|divide|add|subtract|take|exclude|remove|square|halve|"
-    r"double|negate)\b|\bto\s+get\s+the\s+(?:final\s+)?(?:answer|result)\b",
+    r"double|negate)\b|\bto\s+get\s+the\s+(?:final\s+)?(?:answer|result)\b|n't\W*$|^\W*add\b|"
+    r"n't\s+(?:to|for)\s+me\b",
     re.IGNORECASE,
 )
 """A negation that denies the answer after the final box: ``No.``, ``Not quite.``, ``That's not right.``,
@@ -789,6 +902,8 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
 
 
 _CHECK_MARKS: Final = re.compile("[\u2713\u2714\u2705\u2611]")
+_DOUBT_MARKS: Final = re.compile("[\u2753\u2754\U0001f914\U0001f937\U0001f615\U0001f61f]")
+"""Question marks and faces that doubt (thinking, shrugging, confused, worried)."""
 
 
 def _ends_with_another_value(sentence: str, answer: str) -> bool:
@@ -885,18 +1000,65 @@ correct.``), which says nothing about it: a hope that is not one of these (``I h
 the answer open."""
 _DOUBTING_QUESTION: Final = re.compile(
     r"\d|\\|\b(?:right|correct|wrong|sure|true|false|valid|accurate|ok|okay|answer|result|value|solution|"
-    r"mistake|error|or|really|certain|possible|check\w*|agree|think|believe|guess|maybe|perhaps|indeed)\b",
+    r"mistake|error|or|really|certain|possible|check\w*|agree|think|believe|guess|maybe|perhaps|indeed|should|shall|"
+    r"need|re(?:count|compute|check|do)\w*|subtract|add|safe)\b",
     re.IGNORECASE,
 )
 
 
 _LAST_VALUE: Final = re.compile(
-    r"(?:\$\$[^$]*\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|(?<![\w.])[-+\u2212]?\d[\d,.]*%?)[\s.!?)\]]*\Z", re.DOTALL)
-_SHORT_LATER_WORDS: Final = 8
+    r"(?:\$\$[^$]*\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|(?<![\w.])[-+\u2212]?\d[\d,.]*%?)[\s.!?)\]|]*\Z", re.DOTALL)
+_FIRST_VALUE: Final = re.compile(r"\A[\s(\[|]*(?:\$[^$]*\$|[-+\u2212]?\d[\d,.]*%?)(?=[\s,.;:!?)\]|]|\Z)")
+_SHORT_LATER_WORDS: Final = 16
 _OPERATOR_BEFORE: Final = re.compile(
     r"(?:\b(?:times|plus|minus|by|over|divided|multiplied|and)|\\times|\\cdot|[*+\-/\u00d7\u2212])\s*\$?\s*\Z",
     re.IGNORECASE,
 )
+
+
+_ANSWER_NAMED_AFTER: Final = re.compile(
+    r"(?P<value>(?<![\w.])[-+\u2212]?\d[\d,.]*)\s*,?\s*(?:is|was|would\s+be)\s+(?:the|my|our)\s+(?:real\s+|true\s+|"
+    r"correct\s+|final\s+|actual\s+)?(?:answer|result)\b",
+    re.IGNORECASE,
+)
+"""``The other root, 31, is the answer.``: a value named as the answer after it."""
+_REPORTED_VALUE: Final = re.compile(
+    r"\b(?:computed|calculated|got|obtained|found|says|said|prints?|printed|shows?|showed|returns?|returned|outputs?|"
+    r"gives?|gave|yields?|yielded)\s+\$?(?P<value>[-+\u2212]?\d[\d,.]*)",
+    re.IGNORECASE,
+)
+_UNITS_IN_WORDS: Final = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS_IN_WORDS: Final = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_NUMBER_WORDS: Final = ({word: value for value, word in enumerate(_UNITS_IN_WORDS, start=2)}
+                        | {word: 10 * value for value, word in enumerate(_TENS_IN_WORDS, start=2)})
+"""Numbers in words from two to ninety (``one`` is a pronoun as often as a number: ``this one``)."""
+_SPELLED: Final = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")(?:[-\s](" + "|".join(_NUMBER_WORDS) + r"))?\b",
+                             re.IGNORECASE)
+
+
+def _another_value_reported(sentence: str, boxed: str) -> bool:
+    """A later sentence that reports computing or printing a value the box does not hold (``I computed 145 in
+    Python.``, ``Python says 43 and I trust it.``), and does not hold the box's own value anywhere."""
+    reported = _REPORTED_VALUE.search(sentence)
+    if reported is None or _restates(reported.group("value"), boxed):
+        return False
+    return re.search(r"(?<![\d.\-\u2212])" + re.escape(boxed) + r"(?![\d.])", _bare_text(sentence)) is None
+
+
+def _spelled_other_value(prose: str, boxed: str) -> bool:
+    """A short later sentence that opens or ends on a number in words the box does not hold (``It's
+    forty-three.``, ``Forty-three, in fact.``)."""
+    words = prose.split()
+    if len(words) > _FRAGMENT_WORDS + 3:
+        return False
+    for match in _SPELLED.finditer(prose):
+        at_edge = match.start() <= len(words[0]) or not prose[match.end() :].strip(" .!,;")
+        tens, ones = (_NUMBER_WORDS[group.lower()] if group else 0 for group in match.groups())
+        value = tens + ones if tens % 10 == 0 and ones < 10 else tens
+        if at_edge and str(value) != boxed.strip():
+            return True
+    return False
 
 
 def _ends_on_another_value(sentence: str, prose: str, boxed: str) -> bool:
@@ -907,7 +1069,9 @@ def _ends_on_another_value(sentence: str, prose: str, boxed: str) -> bool:
         return False
     last = _LAST_VALUE.search(sentence)
     if last is None or _OPERATOR_BEFORE.search(sentence, 0, last.start()):
-        return False  # "It follows from 6 times 7.": the value is an operand, not a second answer
+        last = _FIRST_VALUE.match(sentence)  # "43 is right.", "(43 if n is odd.)": a value that opens it
+        if last is None or re.match(r"\s*(?:[-+*/=\u00d7\u2212]|\\(?:times|cdot))", sentence[last.end() :]):
+            return False  # "It follows from 6 times 7.", "6 \times 7 = 42": operands, not a second answer
     value = _bare_text(last.group()).strip(".!?)]")
     if not value or value == boxed or _restates(last.group(), boxed):
         return False
@@ -950,7 +1114,11 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         sentence = " ".join(region[start:end].split())
         start = end + len(mark)
         if not sentence.strip(" .!?"):
+            if mark == "?" or "?" in sentence:
+                return "?"  # "\boxed{42}. ??": a question without words
             continue
+        if _THOUGHT in sentence:
+            return sentence  # a think block after the answer: the reasoning goes on
         prose = _COURTESY.sub(" ", _prose_only(sentence))
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
@@ -959,10 +1127,14 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
             return sentence
-        stated = _STATES_AN_ANSWER.search(sentence)
+        stated = _STATES_AN_ANSWER.search(sentence) or _ANSWER_NAMED_AFTER.search(sentence)
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
+        if _another_value_reported(sentence, boxed) or _spelled_other_value(prose, boxed):
+            return sentence
         if not re.search(r"[^\W_]", _CHECK_MARKS.sub("", sentence)):
+            if mark == "?" or "?" in sentence or _DOUBT_MARKS.search(sentence):
+                return sentence + mark.strip()  # "(?)", "??", a shrug: doubt without words
             continue  # a check mark confirms the box; a rule (---) or other marks say nothing
         if len(prose.split()) <= _FRAGMENT_WORDS and _qualifying_fragment(prose):
             return sentence  # "Approximately.", "At most.", "Before rounding.": a fragment that qualifies the box
@@ -1001,6 +1173,12 @@ def _last_line(text: str, start: int, end: int) -> str:
     return lines[-1] if lines else ""
 
 
+_CONJUNCTIONS: Final = frozenset({"or", "nor", "either", "otherwise", "but"})
+_LEADING_WORDS: Final = frozenset({"or", "and", "either", "nor", "but", "otherwise", "than", "to", "of", "by", "from",
+                                   "with", "for", "be", "not"})
+"""Last words of a line that lead into what the next line says (``Either 43 or``, ``Close to``)."""
+
+
 def _runs_on(line: str, sentence: str) -> bool:
     """Whether a line break (blank lines included) after ``line`` leaves its ``sentence`` open into the next
     line: the line ends on a word that leads into what follows (a colon, a verb such as ``is``, or a denying or
@@ -1016,7 +1194,9 @@ def _runs_on(line: str, sentence: str) -> bool:
     if ending is None:
         return False
     last_words = ending.group(1)
-    leads_on = bool(ending.group(2) or last_words.split()[-1].lower() in _COPULAS
+    if last_words.split()[-1].lower() in _CONJUNCTIONS:
+        return True  # "Either 43 or" over the box: a sentence cannot end there
+    leads_on = bool(ending.group(2) or last_words.split()[-1].lower() in _COPULAS | _LEADING_WORDS
                     or _DENYING.search(last_words) or _QUALIFYING.search(last_words))
     whole = _MATH_DELIMITERS.sub(" ", _prose_only(sentence))
     return leads_on and bool(_DENYING.search(whole) or _QUALIFYING.search(whole))

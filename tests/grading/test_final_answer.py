@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handlers.grading import extract_final_answer, last_boxed
+from handlers.grading import extract_final_answer, grade_answer, last_boxed
 
 
 @pytest.mark.parametrize(
@@ -75,8 +75,10 @@ def test_orphan_closing_think_masks_everything_before_it() -> None:
 
 
 def test_unclosed_think_runs_to_the_end() -> None:
-    """A truncated reasoning block hides everything after it."""
-    assert extract_final_answer(r"<answer>1</answer><think>\boxed{2}") == "1"
+    """A truncated reasoning block hides everything after it, and reopens the answer before it."""
+    read = extract_final_answer(r"<answer>1</answer><think>\boxed{2}")
+    assert read is not None and read.startswith("1 ") and "boxed{2}" not in read
+    assert grade_answer(read, "1").score == 0.0
 
 
 def test_unbalanced_box_falls_back_to_answer_body() -> None:
