@@ -54,6 +54,8 @@ WRONG = [
     BOX + "That was part (a).",
     BOX + "The above holds only for n = 3.",
     BOX + "Placeholder.",
+    BOX + "Needs review.",
+    BOX + "This is the number of subsets, not the number of elements.",
     BOX + "Coin flip.",
     BOX + "Confidence: low.",
     BOX + "I gave up here.",
