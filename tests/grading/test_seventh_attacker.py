@@ -55,6 +55,8 @@ WRONG = [
     BOX + "The above holds only for n = 3.",
     BOX + "Placeholder.",
     BOX + "Needs review.",
+    BOX + "Units: thousands.",
+    BOX + "Step 2 is bogus.",
     BOX + "This is the number of subsets, not the number of elements.",
     BOX + "Coin flip.",
     BOX + "Confidence: low.",
