@@ -104,10 +104,9 @@ def extract_final_answer(text: str) -> str | None:
     visible = _CODE_FENCE.sub("\n", shown)
     block = _last_answer_block(visible)
     body = block[0] if block is not None else None
-    read = _final_in(body if body is not None else visible, body)
+    read, bare = _final_in(body if body is not None else visible, body)
     if read is None:
         return read
-    bare = _bare_answer(body if body is not None else visible, read)
     taken_back = _code_after_the_answer(shown, bare)
     if block is not None:
         _, opened, closed = block
@@ -149,17 +148,18 @@ def _with_taken_back(read: str, taken_back: str) -> str:
     return f"{read} \\text{{taken back by: {said}}}"
 
 
-def _bare_answer(body: str, read: str) -> str:
-    """The value an answer block gives, to tell a restatement after the block from another value:
-    its last box's content, else what was read from it."""
-    boxes = top_level_boxes(body)
-    return boxes[-1] if boxes else read
-
-
-def _final_in(region: str, body: str | None) -> str | None:
-    """The final answer read in ``region`` (an answer block's ``body``, or the whole visible reply)."""
+def _final_in(region: str, body: str | None) -> tuple[str | None, str]:
+    """The final answer read in ``region`` (an answer block's ``body``, or the whole visible reply), and the value
+    it gives (its last box's content, else what was read), to tell a restatement after it from another value."""
     pairs = _brace_pairs(region)
     spans = top_level_box_spans(region, pairs)
+    read = _read_in(region, body, pairs, spans)
+    return read, (region[spans[-1][1] : spans[-1][2]] if spans else read or "")
+
+
+def _read_in(region: str, body: str | None, pairs: dict[int, int],
+             spans: list[tuple[int, int, int, int]]) -> str | None:
+    """The final answer read from ``region``'s boxes (``spans``), with their context and sentences."""
     if len(spans) > MAX_FINAL_BOXES:
         return TOO_MANY_BOXES
     outer = _outermost_enclosing(region, pairs, [span[0] for span in spans])
@@ -1185,8 +1185,9 @@ def _runs_on(line: str, sentence: str) -> bool:
     """Whether a line break (blank lines included) after ``line`` leaves its ``sentence`` open into the next
     line: the line ends on a word that leads into what follows (a colon, a verb such as ``is``, or a denying or
     qualifying word: ``The answer is not``, ``It is not:``, ``approximately``) and the sentence so far denies or
-    qualifies, so that is read with the box below. A line that ends complete (``... = 3360 points``,
-    ``Third Bag: 300/2 = 150``) ends its sentence, whatever words it holds."""
+    qualifies, so that is read with the box below; a line that ends on a conjunction (``Either 43 or``) or is a
+    short denial (``Not so fast``) always runs on. A line that ends complete (``... = 3360 points``, ``Third Bag:
+    300/2 = 150``) ends its sentence, whatever words it holds."""
     prose = _MATH_DELIMITERS.sub(" ", _prose_only(line)).rstrip(" *_")
     if not prose.strip() or prose[-1] in ".!?":
         return False

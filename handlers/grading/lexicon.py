@@ -236,10 +236,12 @@ _ENDS_THE_NOUN_PHRASE: Final = frozenset({
 
 
 @contextlib.contextmanager
-def question_nouns(question: str | None) -> Iterator[None]:
+def question_nouns(question: object) -> Iterator[None]:
     """While graded: a word that ``question`` counts (``how many red chips``, ``the number of chips``) is a counted
     noun after a number (``22 chips``), unless :data:`NOT_COUNT_NOUNS` holds it. Positive evidence: the question
     names what it counts; a word it only mentions (``friends``) is not."""
+    if not isinstance(question, str):
+        question = None  # a dataset's own "question" field of another type names nothing
     words: set[str] = set()
     for match in _ASKED_FOR.finditer(question or ""):
         for word in match.group(1).lower().split():

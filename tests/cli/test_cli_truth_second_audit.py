@@ -57,15 +57,7 @@ def test_rollouts_count_an_evolve_run_whose_every_round_failed_as_failed(tmp_pat
             "1",
             "--max-in-flight",
             "1",
-            "--workflow",
-            "evolve",
-            "--config",
-            str(EVOLVE),
-            "--model",
-            "not-served",
-            "--model-url",
-            model.url,
-            "--no-probe",
+            *_evolve_on_a_refusing_model(model.url),
             "--json",
         )
     assert code == 1, err[-2000:]
@@ -74,6 +66,11 @@ def test_rollouts_count_an_evolve_run_whose_every_round_failed_as_failed(tmp_pat
     code, out, err = apollo(data, "runs", "--json")
     assert code == 0, err[-2000:]
     assert [row["status"] for row in json.loads(out)] == ["failed"]
+
+
+def _evolve_on_a_refusing_model(url: str) -> list[str]:
+    """Flags for an evolve run whose model the fake server refuses, so that no round judges it."""
+    return ["--workflow", "evolve", "--config", str(EVOLVE), "--model", "not-served", "--model-url", url, "--no-probe"]
 
 
 def _up_lines(tmp_path: Path, event: str, run_id: str) -> list[str]:
@@ -135,15 +132,7 @@ def test_up_logs_an_evolve_run_whose_every_round_failed_as_failed(tmp_path: Path
             "What is 2+3?",
             "--answer",
             "5",
-            "--workflow",
-            "evolve",
-            "--config",
-            str(EVOLVE),
-            "--model",
-            "not-served",
-            "--model-url",
-            model.url,
-            "--no-probe",
+            *_evolve_on_a_refusing_model(model.url),
             "--run-id",
             "evolve-refused",
         )

@@ -65,3 +65,11 @@ def test_generated_questions_name_their_counted_noun_and_never_a_multiplier(valu
     asked = f"How many {multiplier} of {noun} are there?"
     assert grade_answer(f"{value} \\text{{ {noun}}}", str(value), question=asked).score == 0
     assert grade_answer(f"{value} \\text{{ {multiplier}}}", str(value), question=asked).score == 0
+
+
+@pytest.mark.parametrize("question", [42, {"text": "How many chips?"}, ["How many chips?"], b"How many chips?", ""])
+def test_a_question_that_is_not_text_names_nothing_and_grades_as_without_one(question: object) -> None:
+    """Metadata whose question is not a string (a dataset's own field) neither fails nor names a counted noun."""
+    assert math_grader("22 \\text{ chips}", "22", {QUESTION_KEY: question}).score == 0.0
+    assert math_grader("22 \\text{ apples}", "22", {QUESTION_KEY: question}).score == 1.0
+    assert math_grader("22", "22", {QUESTION_KEY: question}).score == 1.0
