@@ -691,7 +691,8 @@ def _only_announces(clause: str) -> bool:
 
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
 _ANSWER_QUALIFIERS: Final = frozenset({
-    "correct", "right", "exact", "numerical", "numeric", "requested", "required", "desired", "to", "for", "problem",
+    "correct", "right", "exact", "true", "actual", "real", "precise", "numerical", "numeric", "requested", "required",
+    "desired", "to", "for", "problem",
     "question", "this", "these", "your", "problem's", "question's", "must", "conclude", "concludes", "deduce",
     "see", "indeed", "clearly", "finally", "follows",
 })
@@ -869,6 +870,14 @@ _STATES_AN_ANSWER: Final = re.compile(
 )
 """A sentence that states an answer's value (``The correct answer is 43``, ``the result should be
 $x+1$``); ``The solution is complete`` states none."""
+_TRUE_VALUE_SAID: Final = re.compile(
+    r"\b(?:true|actual|real|exact|correct|right|precise|proper|intended|expected|genuine)\s+(?:final\s+)?"
+    r"(?:values?|answers?|results?|numbers?|counts?|totals?|figures?|amounts?|solutions?)\b(?:\s+\w+){0,3}?\s*"
+    r"(?::|=|\b(?:is|are|was|were|would\s+be|should\s+be|must\s+be|equals?|lies|comes\s+to)\b)\s*(?P<value>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A later sentence that says what the true value is (``The true value is irrational.``, ``The exact count
+would be larger.``): unless it restates the box, the box was not that value."""
 _SIGNED_NUMBER: Final = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _MORE_DIGITS: Final = re.compile(r"[.,]?\d")
 _NOT_CONTENT: Final = re.compile(r"\s+|\$|\\[()\[\]]|[{}]")
@@ -883,10 +892,14 @@ def _bare_text(text: str) -> str:
     return _NOT_CONTENT.sub("", _SPACING_MARK.sub("", size_marks_dropped(text)))
 
 
+_BOX_COMMAND: Final = re.compile(r"\\(?:boxed|fbox|framebox|bbox)(?:\[[^\]]*\])?(?![A-Za-z])")
+"""A box around a restatement says nothing more: ``The answer is \\boxed{42}`` restates 42."""
+
+
 def _restates(value: str, boxed: str) -> bool:
     """Whether a later statement of the answer (``value``, to the sentence's end) says what the box
     says: the same text, or the box's number followed by no further digit (``42 dollars``)."""
-    said = _bare_text(value).rstrip(".!?")
+    said = _bare_text(_BOX_COMMAND.sub("", value)).rstrip(".!?")
     if said == boxed or said.endswith("=" + boxed):
         return True
     return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))
@@ -1129,7 +1142,8 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
             return sentence
-        stated = _STATES_AN_ANSWER.search(sentence) or _ANSWER_NAMED_AFTER.search(sentence)
+        stated = (_STATES_AN_ANSWER.search(sentence) or _ANSWER_NAMED_AFTER.search(sentence)
+                  or _TRUE_VALUE_SAID.search(sentence))
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
         if _another_value_reported(sentence, boxed) or _spelled_other_value(prose, boxed):

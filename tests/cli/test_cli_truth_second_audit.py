@@ -235,20 +235,37 @@ def _stop(process: subprocess.Popen[str]) -> str:
     return err
 
 
-@pytest.mark.nats
-@pytest.mark.timeout(120)
-def test_up_refuses_a_taken_metrics_port_of_a_worker_before_saying_it_runs(tmp_path: Path) -> None:
-    """Up said `2 worker(s) ...; Ctrl-C to stop` and served with one when the second's metrics port was taken."""
-    with socket.socket() as taken:
+def _listening_above_a_free_port() -> socket.socket:
+    """A socket listening on a port whose port below was free when it was chosen."""
+    for _ in range(100):
+        taken = socket.socket()
         taken.bind(("0.0.0.0", 0))
         taken.listen()
-        port = taken.getsockname()[1]
-        process = _up(tmp_path / "data", "--workers", "2", "--metrics-port", str(port - 1))
-        try:
-            code = process.wait(60)
-        except subprocess.TimeoutExpired:
-            code = None
-        err = _stop(process)
+        with socket.socket() as below:
+            try:
+                below.bind(("0.0.0.0", taken.getsockname()[1] - 1))
+            except OSError:
+                taken.close()
+                continue
+        return taken
+    raise AssertionError("no free port with a free port below it")
+
+
+@pytest.mark.nats
+@pytest.mark.timeout(300)
+def test_up_refuses_a_taken_metrics_port_of_a_worker_before_saying_it_runs(tmp_path: Path) -> None:
+    """Up said `2 worker(s) ...; Ctrl-C to stop` and served with one when the second's metrics port was taken."""
+    for attempt in range(3):  # another process on the machine may take the first worker's port meanwhile
+        with _listening_above_a_free_port() as taken:
+            port = taken.getsockname()[1]
+            process = _up(tmp_path / f"data{attempt}", "--workers", "2", "--metrics-port", str(port - 1))
+            try:
+                code = process.wait(60)
+            except subprocess.TimeoutExpired:
+                code = None
+            err = _stop(process)
+        if f"cannot serve metrics on port {port - 1}:" not in err:
+            break
     assert code == 1, err[-2000:]
     assert f"apollo: error: cannot serve metrics on port {port} (worker 2 of 2" in err
     assert "Ctrl-C to stop" not in err and "Traceback" not in err

@@ -30,7 +30,7 @@ from engine.nats.jetstream.errors import (
     LaggingReplica,
     missing,
 )
-from engine.nats.jetstream.follow import RunFollow
+from engine.nats.jetstream.follow import CONSUMER_REQUEST_TIMEOUT_S, RunFollow
 from engine.nats.jetstream.payloads import PAYLOAD_HEADER, Payloads, stub
 from engine.nats.jetstream.reply_subject import reply_fields
 from engine.nats.publisher import PublishRefused, StreamPublisher
@@ -62,6 +62,8 @@ class JetStreamEventStore:
     ) -> None:
         self.nc = nc
         self.js = js
+        self.consumer_js = nc.jetstream(timeout=CONSUMER_REQUEST_TIMEOUT_S)
+        """Makes the ordered consumers of reads and follows (see ``CONSUMER_REQUEST_TIMEOUT_S``)."""
         self.stream = stream
         self.payloads = payloads
         self.client_events = client_events
@@ -206,7 +208,7 @@ class JetStreamEventStore:
         start = api.ConsumerConfig(
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_seq + 1
         )
-        sub = await self.js.subscribe(
+        sub = await self.consumer_js.subscribe(
             subject_filter or ALL_RUNS, cb=collect, ordered_consumer=True, config=start,
             stream=self.stream,
         )
@@ -332,7 +334,7 @@ class JetStreamEventStore:
         An ordered push consumer delivers them; a reconnect or failover makes a new one
         after the last event handed out (see :class:`RunFollow`). Close the iterator to stop.
         """
-        following = RunFollow(self.js, self.stream, self.client_events, self.stored, run_id, after, unreadable)
+        following = RunFollow(self.consumer_js, self.stream, self.client_events, self.stored, run_id, after, unreadable)
         async with contextlib.aclosing(following.records()) as records:  # closed with this iterator, not later
             async for record in records:
                 yield record

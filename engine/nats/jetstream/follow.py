@@ -28,6 +28,12 @@ _log = structlog.get_logger("apollo.eventlog")
 FOLLOW_HEARTBEAT_S = 2.0
 """The consumer's idle heartbeat: nats-py makes a consumer silent for two of these again
 (one a failover moved away without this client reconnecting)."""
+CONSUMER_REQUEST_TIMEOUT_S = 3.0
+"""How long one request to make a read's or a follow's ordered consumer waits for its answer. Made in
+milliseconds when the cluster is whole; after a node is SIGKILLed the cluster keeps placing some new consumers
+on the dead node for a while (measured: about half the requests, for over 20 s, each unanswered), so short
+requests tried again and again find a live node within seconds, where 10 s requests could fail four times in a
+row and give up."""
 RESUME_WAIT_S = 0.5
 """Between tries to make the consumer again while JetStream is not answering."""
 
