@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from handlers.grading.spoken_arithmetic import plain_number, spoken_value
 from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
 _MASKED_TAGS: Final = (
@@ -913,7 +914,10 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
         return False
     value = _bare_text(_value_of(sentence)).strip(".,;:!")
     boxed = _bare_text(answer)
-    return bool(value) and value != boxed and not value.endswith("=" + boxed)
+    if not value or value == boxed or value.endswith("=" + boxed):
+        return False
+    computed = spoken_value(_value_of(sentence))  # "Thus 84/2.": arithmetic that computes the box restates it
+    return computed is None or computed != plain_number(answer)
 
 
 _CHECK_MARKS: Final = re.compile("[\u2713\u2714\u2705\u2611]")
@@ -1093,6 +1097,26 @@ def _ends_on_another_value(sentence: str, prose: str, boxed: str) -> bool:
     return re.search(r"(?<![\d.\-\u2212])" + re.escape(boxed) + r"(?![\d.])", _bare_text(sentence)) is None
 
 
+_SAYS_ARITHMETIC: Final = re.compile(
+    r"^\W*(?:(?:so|thus|hence|therefore|i\.e\.)\s*,?\s*)?(?:it|this|that|which|the\s+(?:answer|result|value|total|"
+    r"number|sum))\s*(?:'s|\u2019s|\s+is|\s+was|\s+equals|\s+gives|\s+comes\s+to|=)\s+(?:(?:just|simply|really|"
+    r"actually)\s+)?(?P<expr>.+?)[\s.!)]*$",
+    re.IGNORECASE,
+)
+
+
+def _says_another_sum(sentence: str, answer: str) -> bool:
+    """Whether a later sentence says the answer is arithmetic whose value is not the box's (``It's 43 times 1.``,
+    ``That is 44 minus 1.``): its numbers are operands, so the other rules let it pass, but a reader computes
+    43. ``That is 6 times 7.`` computes the box and keeps it; a box that is no plain number is not judged here."""
+    said = _SAYS_ARITHMETIC.match(" ".join(sentence.split()))
+    if said is None:
+        return False
+    value = spoken_value(said.group("expr"))
+    boxed = plain_number(answer)
+    return value is not None and boxed is not None and value != boxed
+
+
 _FOREIGN_DOUBT: Final = re.compile(
     r"\b(?:nicht|nein|aber|falsch|fehler|warte|vielleicht|eigentlich|sicher|mais|pas|faux|erreur|attend\w*|"
     r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout)\b",
@@ -1155,7 +1179,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         if len(prose.split()) <= _FRAGMENT_WORDS and _qualifying_fragment(prose):
             return sentence  # "Approximately.", "At most.", "Before rounding.": a fragment that qualifies the box
         if ((mark == "?" and _doubting_question(prose)) or _concludes_another_value(sentence, prose, answer)
-                or _ends_on_another_value(sentence, prose, boxed)
+                or _ends_on_another_value(sentence, prose, boxed) or _says_another_sum(sentence, answer)
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
     return None

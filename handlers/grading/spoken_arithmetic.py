@@ -1,0 +1,89 @@
+"""The value of a short arithmetic phrase a reply says in words or signs: ``43 times 1``, ``84 divided by 2``.
+
+A sentence after the final box such as ``It's 43 times 1.`` gives a second value: its numbers are operands, so
+the rules that look for a number other than the box's leave it alone, yet a reader computes 43. Only exact
+arithmetic on plain numbers is done (``+ - * /``, powers with small integer exponents), with fractions, so a
+value is either known exactly or not at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from fractions import Fraction
+from typing import Final
+
+_WORDS: Final = (
+    (re.compile(r"\b(?:multiplied\s+by|times)\b|\\times|\\cdot|[\u00d7\u00b7]", re.IGNORECASE), "*"),
+    (re.compile(r"\b(?:divided\s+by|over)\b|\\div|\u00f7", re.IGNORECASE), "/"),
+    (re.compile(r"\bplus\b", re.IGNORECASE), "+"),
+    (re.compile(r"\b(?:minus|less)\b|\u2212", re.IGNORECASE), "-"),
+    (re.compile(r"\bsquared\b", re.IGNORECASE), "**2"),
+    (re.compile(r"\bcubed\b", re.IGNORECASE), "**3"),
+    (re.compile(r"\^"), "**"),
+)
+_ONLY_ARITHMETIC: Final = re.compile(r"[\d\s.+\-*/()]+")
+_OPERATOR: Final = re.compile(r"\d\s*(?:\*\*|[-+*/])\s*[\d(]")
+_NUMBER_GROUPS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_MAX_EXPONENT: Final = 64
+_MAX_CHARACTERS: Final = 80
+
+_BINARY: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def spoken_value(phrase: str) -> Fraction | None:
+    """The exact value of ``phrase`` when it is arithmetic on numbers with at least one operator, else ``None``.
+
+    ``43 times 1`` is 43, ``$84 \\div 2$`` is 42, ``6 squared`` is 36; ``6 times the radius``, ``43`` alone
+    (no operation) and anything longer than a short phrase are ``None``.
+    """
+    if len(phrase) > _MAX_CHARACTERS:
+        return None
+    text = _NUMBER_GROUPS.sub("", phrase.replace("$", " ").replace("{", "(").replace("}", ")"))
+    for pattern, symbol in _WORDS:
+        text = pattern.sub(f" {symbol} ", text)
+    text = text.replace("* *", "**").strip()
+    if not _ONLY_ARITHMETIC.fullmatch(text) or not _OPERATOR.search(text):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval")
+        return _evaluated(tree.body)
+    except (SyntaxError, ZeroDivisionError, ValueError, OverflowError, RecursionError):
+        return None
+
+
+def _evaluated(node: ast.expr) -> Fraction | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _evaluated(node.operand)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluated(node.left), _evaluated(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow):
+            if right.denominator != 1 or abs(right) > _MAX_EXPONENT:
+                return None
+            return left ** int(right)
+        combine = _BINARY.get(type(node.op))
+        return None if combine is None else combine(left, right)
+    return None
+
+
+_PLAIN_NUMBER: Final = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_PLAIN_FRACTION: Final = re.compile(r"(?P<sign>[-+]?)\\[dt]?frac\{(?P<top>\d+)\}\{(?P<bottom>\d+)\}")
+
+
+def plain_number(answer: str) -> Fraction | None:
+    """The value of an answer that is a plain number or fraction (``42``, ``-0.5``, ``\\frac{1}{2}``), else ``None``."""
+    text = re.sub(r"\s+|\$", "", answer).replace(",", "") if re.fullmatch(r"[\s$\d,.+-]+", answer) else \
+        re.sub(r"\s+|\$", "", answer)
+    if _PLAIN_NUMBER.fullmatch(text):
+        return Fraction(text)
+    fraction = _PLAIN_FRACTION.fullmatch(text)
+    if fraction is None or int(fraction["bottom"]) == 0:
+        return None
+    value = Fraction(int(fraction["top"]), int(fraction["bottom"]))
+    return -value if fraction["sign"] == "-" else value
