@@ -28,6 +28,7 @@ _OPERATOR: Final = re.compile(r"\d\s*(?:\*\*|[-+*/])\s*[\d(]")
 _NUMBER_GROUPS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _MAX_EXPONENT: Final = 64
 _MAX_CHARACTERS: Final = 80
+_MAX_BITS: Final = 4096
 
 _BINARY: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -66,6 +67,9 @@ def _evaluated(node: ast.expr) -> Fraction | None:
         if isinstance(node.op, ast.Pow):
             if right.denominator != 1 or abs(right) > _MAX_EXPONENT:
                 return None
+            size = max(left.numerator.bit_length(), left.denominator.bit_length())
+            if size * abs(int(right)) > _MAX_BITS:
+                return None  # "((9^64)^64)^64": nested powers outgrow any answer
             return left ** int(right)
         combine = _BINARY.get(type(node.op))
         return None if combine is None else combine(left, right)
