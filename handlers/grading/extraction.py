@@ -807,7 +807,10 @@ _TAKING_BACK: Final = re.compile(
     r"trap|naive|hop(?:e|es|ed|ing|efully)|double[- ]?count\w*|over-?count\w*|under-?count\w*|twice|forg[eo]t\w*|"
     r"plus\s+(?:one|the|a|an)|"
     r"mod(?:ulo)?|remains?|(?:still|yet)\s+(?:has|have|needs?|to)|placeholder|tbd|draft|fixme|work\s+in\s+progress|"
-    r"pending|subject\s+to\s+change|random|coin\s+flip|shot\s+in\s+the\s+dark|confidence\W*low|"
+    r"pending|subject\s+to\s+change|random|randomly\s+(?:generated|guessed|picked)|"
+    r"(?:generated|guessed|picked)\s+(?:at\s+)?random(?:ly)?|coin\s+(?:flip|toss)|50\s*/\s*50|fifty[- ]fifty|"
+    r"toss[- ]?up|"
+    r"(?:lower|upper|rough|crude|loose|conservative)\s+(?:estimate|bound|guess|approximation)|shot\s+in\s+the\s+dark|confidence\W*low|"
     r"(?:could|can)\s*(?:not|n't)\s+(?:verify|check|confirm|prove)|g[ai]ve\s+up|stuck|ran\s+out|incomplete|flaw\w*|"
     r"gaps?|circular|fail(?:s|ed|ure)?|part\s+[a-d]|only\s+(?:for|when|if|holds?|applies)|assum\w*|"
     r"last\s+\w+\s+digits?|in\s+(?:thousands|millions|billions|hundreds|tens)|convert\w*|"
@@ -860,6 +863,8 @@ _NEGATING_THE_ANSWER: Final = re.compile(
 ``It isn't 42.``, ``I'm not sure.``, ``This doesn't work.``, ``The answer is not 42.``; one about something else
 (``There are no other solutions``, ``It is not hard to check``, ``We don't need the other case``) is not."""
 _REJECTING_MARKS: Final = re.compile("[\u2717\u2718\u274c\u274e\u2612\u26d4\U0001f6ab\U0001f44e\u21af]")
+_UNCHECKED_BOX: Final = re.compile(r"\[\s\]|\u2610")
+"""An unticked task-list box (``- [ ] verified``, ``\u2610 checked``): what it lists is not done."""
 """Marks that reject what they stand by (``\u2717``, ``\u274c``, ``\U0001f44e``...), in a sentence after the final box
 (``Correct: \u2717``); in the box's own sentence they are read with the answer and unreadable already. Markdown's
 strikethrough (``~~correct~~``) in a later sentence withdraws what it marks, and takes the answer back too."""
@@ -874,7 +879,8 @@ $x+1$``); ``The solution is complete`` states none."""
 _TRUE_VALUE_SAID: Final = re.compile(
     r"\b(?:true|actual|real|exact|correct|right|precise|proper|intended|expected|genuine)\s+(?:final\s+)?"
     r"(?:values?|answers?|results?|numbers?|counts?|totals?|figures?|amounts?|solutions?)\b(?:\s+\w+){0,3}?\s*"
-    r"(?::|=|\b(?:is|are|was|were|would\s+be|should\s+be|must\s+be|equals?|lies|comes\s+to)\b)\s*(?P<value>.*)",
+    r"(?::|=|\b(?:is|are|was|were|would\s+be|should\s+be|must\s+be|equals?|lies|comes\s+to|"
+    r"involves|contains|includes|requires|differs)\b)\s*(?P<value>.*)",
     re.IGNORECASE | re.DOTALL,
 )
 """A later sentence that says what the true value is (``The true value is irrational.``, ``The exact count
@@ -1162,7 +1168,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
-                or _FOREIGN_DOUBT.search(prose) or _unread_language(prose, boxed, sentence)
+                or _UNCHECKED_BOX.search(sentence) or _FOREIGN_DOUBT.search(prose) or _unread_language(prose, boxed, sentence)
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
             return sentence
