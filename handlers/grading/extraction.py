@@ -101,14 +101,15 @@ _HIDDEN_HTML = re.compile(
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
     # A think block is reasoning, but one after the answer reopens it: it stays as a mark later sentences read.
-    shown = mask_hidden(mask_reasoning_and_tools(_THINK_BLOCK.sub(_THOUGHT_LINE, _end_of_turn_dropped(text))))
+    written = mask_reasoning_and_tools(_THINK_BLOCK.sub(_THOUGHT_LINE, _end_of_turn_dropped(text)))
+    shown = mask_hidden(written)
     visible = _CODE_FENCE.sub("\n", shown)
     block = _last_answer_block(visible)
     body = block[0] if block is not None else None
     read, bare = _final_in(body if body is not None else visible, body)
     if read is None:
         return read
-    taken_back = _code_after_the_answer(shown, bare)
+    taken_back = _code_after_the_answer(shown, bare) or _hidden_after_the_answer(written, bare)
     if block is not None:
         _, opened, closed = block
         # What follows the block is read as what follows a box ("</answer> Wait, it is 43."), the sentence
@@ -139,6 +140,26 @@ def _code_after_the_answer(shown: str, bare: str) -> str | None:
         return None
     after = [fence.group().strip("`") for fence in fences if fence.start() >= answered]
     said = "\n".join(body.split("\n", 1)[1] if "\n" in body else body for body in after).replace("\\", " ")
+    return sentence_taking_back(said, 0, bare) if said.strip() else None
+
+
+def _hidden_after_the_answer(written: str, bare: str) -> str | None:
+    """Comments after the final box or answer block (``<!-- wrong, it is 43 -->``, ``% actually 43``), read as
+    later sentences. Hidden text is masked while the answer is looked for, so a box in a comment is never the
+    answer; but a comment after the answer is the writer taking it back all the same, shown or not."""
+    if "<!--" not in written and "%" not in written:
+        return None
+    plain = _CODE_FENCE.sub(lambda fence: " " * len(fence.group()), written)  # offsets kept
+    hidden = [(m.start(), m.end(), m.group()[4:].removesuffix("-->")) for m in _HTML_COMMENT.finditer(plain)]
+    hidden += [(m.start(), m.end(), m.group()[1:]) for m in _LATEX_COMMENT.finditer(plain)
+               if _comment_or_shown(plain, m) == " " and not any(a <= m.start() < b for a, b, _ in hidden)]
+    if not hidden:
+        return None
+    marks = [end for _, _, _, end in top_level_box_spans(plain)] + [m.end() for m in _ANSWER_CLOSE.finditer(plain)]
+    answered = max((mark for mark in marks if not any(a < mark <= b for a, b, _ in hidden)), default=None)
+    if answered is None:
+        return None
+    said = "\n".join(comment for start, _, comment in sorted(hidden) if start >= answered).replace("\\", " ")
     return sentence_taking_back(said, 0, bare) if said.strip() else None
 
 
@@ -1168,7 +1189,8 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
-                or _UNCHECKED_BOX.search(sentence) or _FOREIGN_DOUBT.search(prose) or _unread_language(prose, boxed, sentence)
+                or _UNCHECKED_BOX.search(sentence) or _FOREIGN_DOUBT.search(prose)
+                or _unread_language(prose, boxed, sentence)
                 or "~~" in sentence or _contrasts_another_value(sentence, boxed)
                 or _corrects_the_value(sentence, boxed)):
             return sentence

@@ -160,7 +160,7 @@ RIGHT_REPLIES = [
     "The answer is \\boxed{42}, that is, 42 dollars.",
     "The answer is \\boxed{42}, which checks out.",
     "The answer is \\boxed{42}.\nCheck: $6 \\times 7 = 42$ \u2713",
-    "The answer is $\\boxed{42}$.\n% draft: \\boxed{41}\n",
+    "The answer is $\\boxed{42}$.\n% a note on the layout\n",
     "Hence \\boxed{42}.",
     "\\boxed{42}, so we are done.",
 ]
