@@ -189,6 +189,8 @@ def _read_in(region: str, body: str | None, pairs: dict[int, int],
     bounds = [context_bounds(region, span, pairs, closers, enclosing)
               for span, enclosing in zip(spans, outer, strict=True)]
     answers = [in_context(region, span, where) for span, where in zip(spans, bounds, strict=True)]
+    if len(spans) > 1 and _worked_steps_then_final(region, spans):
+        spans, bounds, answers = spans[-1:], bounds[-1:], answers[-1:]
     if len({" ".join(answer.split()) for answer in answers}) > 1:
         answers[-1] = _last_in_sentence(region, spans[-2][3], bounds[-1], answers[-1])
         return " ".join(f"\\boxed{{{answer.strip()}}}" for answer in answers)
@@ -197,6 +199,26 @@ def _read_in(region: str, body: str | None, pairs: dict[int, int],
         taken_back = later_sentence_taking_back(region, bounds[-1][1], answers[-1])
         return _non_empty(read if taken_back is None else _with_taken_back(read, taken_back))
     return _non_empty(body)
+
+
+_FINAL_ANSWER_LABEL: Final = re.compile(r"\bfinal\s+answer\b[^\n]{0,40}\s*[^\n]{0,40}\Z", re.IGNORECASE)
+_STEP_RESULT: Final = re.compile(r"[\w)}\]]\s*(?:=|\\approx)\s*(?:\\left)?\Z")
+_LINE_DELIMITERS: Final = re.compile(r"\$+|\\[()\[\]]|\s+")
+
+
+def _worked_steps_then_final(region: str, spans: list[tuple[int, int, int, int]]) -> bool:
+    """Whether every box but the last boxes a step's result (``$64+30+48 = \\boxed{142}$``) and the last is
+    labelled the final answer (``**Final answer:** $\\boxed{1218}$``): a reader takes the labelled one, as a
+    worked solution intends; boxes that each state an answer (``The answer is \\boxed{41}``) stay a hedge."""
+    last_start = spans[-1][0]
+    label = region[max(spans[-2][3], last_start - 120) : last_start]
+    if not _FINAL_ANSWER_LABEL.search(_STRONG_EMPHASIS.sub("", label)):
+        return False
+    for start, _, _, _ in spans[:-1]:
+        line = region[region.rfind("\n", 0, start) + 1 : start]
+        if not _STEP_RESULT.search(_LINE_DELIMITERS.sub(" ", line).rstrip()):
+            return False
+    return True
 
 
 def _last_in_sentence(region: str, previous_end: int, bounds: tuple[int, int], answer: str) -> str:
@@ -390,7 +412,9 @@ nothing about its value."""
 _MATH_DELIMITERS: Final = re.compile(r"\$+|\\[()\[\]]")
 _CLOSING_PHRASE: Final = re.compile(
     r"(?:(?:which|this|that|it)\s+)?(?:is|are|was|would\s+be|will\s+be|as)\s+(?:the|my|our)\s+"
-    r"(?:final\s+|correct\s+|required\s+)?(?:answer|result|solution)s?",
+    r"(?:final\s+|correct\s+|required\s+)?(?:answer|result|solution)s?"
+    # Japanese and Korean put the copula after the answer: desu, to narimasu, de aru; imnida, ida
+    r"|\u3067\u3059|\u3068\u306a\u308a\u307e\u3059|\u3068\u306a\u308b|\u3067\u3042\u308b|\uc785\ub2c8\ub2e4|\uc774\ub2e4",
     re.IGNORECASE,
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
@@ -525,6 +549,9 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         sentence = label_line + sentence
     if len(sentence) >= CONTEXT_WINDOW:
         return LONG_SENTENCE
+    # "\text{the answer} &= \boxed{720}" in an align block says what "The answer is" says; a check mark or an
+    # arrow before the box only points to it.
+    sentence = _ANSWER_POINTERS.sub(" ", _TEXT_WORDS.sub(r" \1 ", sentence).replace("&", " "))
     before = _MATH_DELIMITERS.sub(" ", sentence)
     prose = _prose_only(sentence)
     clauses = _CLAUSE_BREAK.split(prose)
@@ -542,6 +569,12 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
+"""Words set in a formula (``\\text{the answer}``), read as the prose they are."""
+_ANSWER_POINTERS: Final = re.compile("[\u2713\u2714\u2705\u2611\u27a1\ufe0f\U0001f449]")
+"""Check marks and arrows before a box (``\u2705 Final Answer:``, ``\u27a1\ufe0f``): they point to it."""
 
 
 _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
@@ -566,10 +599,26 @@ _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
     r"(?:\u043e\u0442\u0432\u0435\u0442|\u0440\u0435\u0437\u0443\u043b\u044c\u0442\u0430\u0442)"
     # Chinese: so / therefore / in sum, final, answer / result, is
     r"|(?:\u6240\u4ee5|\u56e0\u6b64|\u6545|\u7efc\u4e0a\u6240\u8ff0)?\s*[,\uff0c]?\s*(?:\u6700\u7ec8|\u6700\u540e)?"
-    r"(?:\u7684)?(?:\u7b54\u6848|\u7ed3\u679c)(?:\u662f|\u4e3a)?",
+    r"(?:\u7684)?(?:\u7b54\u6848|\u7ed3\u679c|\u7b54)(?:\u662f|\u4e3a)?"
+    # Italian
+    r"|(?:(?:pertanto|quindi|dunque|cos[i\u00ec]|in\s+conclusione|infine|alla\s+fine)\s*,?\s*)?"
+    r"(?:(?:(?:la|il|la\s+nostra|il\s+nostro)\s+)?(?:risposta|risultato|soluzione)(?:\s+finale)?(?:\s+[e\u00e8])?"
+    r"|otteniamo)"
+    # Portuguese
+    r"|(?:(?:logo|portanto|assim|ent[a\u00e3]o|em\s+conclus[a\u00e3]o|finalmente|por\s+fim)\s*,?\s*)?"
+    r"(?:(?:(?:a|o|a\s+nossa|o\s+nosso)\s+)?(?:resposta|resultado|solu[c\u00e7][a\u00e3]o)(?:\s+final)?"
+    r"(?:\s+[e\u00e9])?|obtemos)"
+    # Japanese: so / therefore / from the above, (final) answer / the value sought, topic particle
+    r"|(?:(?:\u3057\u305f\u304c\u3063\u3066|\u3088\u3063\u3066|\u3086\u3048\u306b|\u4ee5\u4e0a\u3088\u308a"
+    r"|\u4ee5\u4e0a\u304b\u3089)\s*[\u3001,]?\s*)?(?:\u6700\u7d42\u7684\u306a)?"
+    r"(?:\u7b54\u3048|\u89e3\u7b54|\u7b54|\u6c42\u3081\u308b\u5024)(?:\u306f)?"
+    # Korean: so / therefore, (final) answer / correct answer, topic particle
+    r"|(?:(?:\uadf8\ub7ec\ubbc0\ub85c|\ub530\ub77c\uc11c)\s*,?\s*)?(?:\ucd5c\uc885\s*)?"
+    r"(?:\ub2f5|\uc815\ub2f5|\uacb0\uacfc)(?:\uc740|\ub294)?",
     re.IGNORECASE,
 )
-"""Whole sentences that only announce a box in French, German, Spanish, Russian or Chinese (``La r\u00e9ponse est
+"""Whole sentences that only announce a box in French, German, Spanish, Russian, Chinese, Italian, Portuguese,
+Japanese or Korean (``La r\u00e9ponse est
 donc``, ``Endergebnis:``, ``Somit ist das Ergebnis``, ``Por lo tanto, la respuesta es``, "thus, the answer" in
 Russian, "so the final answer is" in Chinese): a closed list matched against the sentence whole, so a word it does
 not hold (a denial, a hedge, a condition) leaves the box unreadable; the English lists cannot read those

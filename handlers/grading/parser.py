@@ -202,8 +202,33 @@ class _Parser:
             raise self.unreadable("an equality chain without a name on the left")
         if "=" in ops:
             raise self.unreadable("a chain mixing = with other relations")
+        if ops == ["approx"] and len(parts) == 2:
+            exact = self.exact_beside_its_decimal(parts[0], parts[1])
+            if exact is not None:
+                return exact
         names = tuple(self.name_of(*span) for span in spans)
         return _relation(self.sympy, tuple(ops), parts, names)
+
+    def exact_beside_its_decimal(self, exact: Any, decimal: Any) -> Any:
+        """``-\\sqrt{3} \\approx -1.732``: an exact number followed by a decimal that agrees with it to the
+        decimal's last place (rounded, or cut toward zero) is that exact number; a decimal that disagrees
+        (``\\sqrt{3} \\approx 1.8``), a unit, or an exact side that is itself a decimal or holds a variable leaves
+        the relation as it is."""
+        if not (isinstance(exact, Quantity) and isinstance(decimal, Quantity)):
+            return None
+        if exact.units or decimal.units or exact.has_decimal or exact.kind != "number":
+            return None
+        places = decimal.decimal_places
+        if places is None or places > _MOST_PLACES_COMPARED or not decimal.value.is_number:
+            return None
+        with self.sympy.evaluate(True):
+            difference = self.sympy.N(exact.value - decimal.value, 40)
+        if not difference.is_real:
+            return None
+        unit, off = 10.0**-places, float(difference)
+        rounded = abs(off) <= unit / 2 * (1 + 1e-9)
+        cut = abs(off) < unit and off * float(decimal.value) >= 0  # cut toward zero: the exact lies further out
+        return exact if rounded or cut else None
 
     def name_of(self, start: int, end: int) -> str | None:
         """The text of tokens[start:end] when they only name something (``x``, ``f(x)``, ``a_{3}``,
@@ -976,6 +1001,10 @@ def _after_subscript(tokens: list[Token], index: int) -> int:
                 return index
         return index
     return index + 1
+
+
+_MOST_PLACES_COMPARED: Final = 12
+"""Decimal places of an approximation beside an exact value checked in floating point (well within its precision)."""
 
 
 def _places(text: str) -> int | None:

@@ -7,7 +7,7 @@ the closing styles of several model families, and each gives its gold as its fin
 
 from __future__ import annotations
 
-from bench._right_replies import SECOND_CORPUS, load, recall, score
+from bench._right_replies import SECOND_CORPUS, THIRD_CORPUS, load, recall, score
 
 REFUSED_CEILING = 60
 """Replies with a box or an answer block the grader may refuse: 56 of 2,306 when this was set (math-verify,
@@ -75,3 +75,19 @@ def test_a_second_set_of_right_replies_in_thirty_other_styles_is_read_as_right()
     shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
                       for row in found.refused_marked[:20])
     assert len(found.refused_marked) <= SECOND_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"
+
+
+THIRD_REFUSED_CEILING = 36
+"""Of the third corpus's 807 replies with a box or an answer block: 259 refused when it was first measured, unseen;
+31 after the rules were mended against it (Italian, Portuguese, Japanese and Korean announcements, worked steps
+with boxed intermediate results, an exact answer beside its decimal, align blocks, check marks before a label).
+The rest are GSM8K lines that run into the box's sentence without a full stop, and a few off the lists."""
+
+
+def test_a_third_set_of_right_replies_by_another_writer_is_read_as_right() -> None:
+    """At most the ceiling of the third corpus's boxed replies score 0 (its 393 unboxed ones are refused)."""
+    found = recall(load(THIRD_CORPUS))
+    assert (found.marked, found.unmarked) == (807, 393)
+    shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
+                      for row in found.refused_marked[:20])
+    assert len(found.refused_marked) <= THIRD_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"

@@ -32,11 +32,12 @@ def answer_block(gold: str, rng: random.Random) -> str | None:
 
 @preserving_reply
 def wrong_box_in_comment(gold: str, rng: random.Random) -> str | None:
-    """The gold boxed, then a wrong box after a ``%``: a reader sees only the gold."""
+    """A wrong box in a ``%`` comment, then the gold boxed: a reader sees only the gold. (A comment after the
+    answer is read as a later sentence, so a draft box there takes the answer back: it is not this case.)"""
     wrong = wrong_value(gold, rng)
     if wrong is None or commented(wrong):
         return None
-    return f"The answer is $\\boxed{{{core(gold)}}}$.\n% draft: \\boxed{{{wrong}}}\n"
+    return f"% draft: \\boxed{{{wrong}}}\nThe answer is $\\boxed{{{core(gold)}}}$.\n"
 
 
 _CLOSING_SENTENCES = [
