@@ -933,11 +933,11 @@ _NEGATING_THE_ANSWER: Final = re.compile(
 ``It isn't 42.``, ``I'm not sure.``, ``This doesn't work.``, ``The answer is not 42.``; one about something else
 (``There are no other solutions``, ``It is not hard to check``, ``We don't need the other case``) is not."""
 _REJECTING_MARKS: Final = re.compile("[\u2717\u2718\u274c\u274e\u2612\u26d4\U0001f6ab\U0001f44e\u21af]")
-_UNCHECKED_BOX: Final = re.compile(r"\[\s\]|\u2610")
-"""An unticked task-list box (``- [ ] verified``, ``\u2610 checked``): what it lists is not done."""
 """Marks that reject what they stand by (``\u2717``, ``\u274c``, ``\U0001f44e``...), in a sentence after the final box
 (``Correct: \u2717``); in the box's own sentence they are read with the answer and unreadable already. Markdown's
 strikethrough (``~~correct~~``) in a later sentence withdraws what it marks, and takes the answer back too."""
+_UNCHECKED_BOX: Final = re.compile(r"\[\s\]|\u2610")
+"""An unticked task-list box (``- [ ] verified``, ``\u2610 checked``): what it lists is not done."""
 _STATES_AN_ANSWER: Final = re.compile(
     r"\b(?:answers?|results?|solutions?)\b(?:\s+\w+){0,3}?\s*(?::|=|\b(?:is|are|was|were|be|equals?)\b)\s*"
     r"(?:(?:really|actually|truly|definitely|in\s+fact|now)\s+)?"
