@@ -418,6 +418,8 @@ _CLOSING_PHRASE: Final = re.compile(
     re.IGNORECASE,
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
+_IN_TOTAL: Final = re.compile(r"\s*\b(?:in\s+total|in\s+all|altogether|all\s+together|total)\W*\Z", re.IGNORECASE)
+"""Words that close a box's clause and only say the value is the whole (``\\boxed{32} dollars in total``)."""
 _DENYING: Final = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nobody|nothing|cannot|\w+n't|if|unless|were|maybe|perhaps|think|believe|"
     r"instead|rather|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|untrue|bogus|invalid|suppos|alleg|"
@@ -531,6 +533,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if stop is not None and stop.group() == "?":
         after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
     joined, later = _split_clause(after)
+    joined = _IN_TOTAL.sub("", joined)  # "$\boxed{32}$ dollars in total": the unit is read, "in total" says nothing
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
         joined = ""
     keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
@@ -969,6 +972,7 @@ def _bare_text(text: str) -> str:
     return _NOT_CONTENT.sub("", _SPACING_MARK.sub("", size_marks_dropped(text)))
 
 
+_DIGIT_GROUPS: Final = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _BOX_COMMAND: Final = re.compile(r"\\(?:boxed|fbox|framebox|bbox)(?:\[[^\]]*\])?(?![A-Za-z])")
 """A box around a restatement says nothing more: ``The answer is \\boxed{42}`` restates 42."""
 
@@ -977,6 +981,7 @@ def _restates(value: str, boxed: str) -> bool:
     """Whether a later statement of the answer (``value``, to the sentence's end) says what the box
     says: the same text, or the box's number followed by no further digit (``42 dollars``)."""
     said = _bare_text(_BOX_COMMAND.sub("", value)).rstrip(".!?")
+    said, boxed = _DIGIT_GROUPS.sub("", said), _DIGIT_GROUPS.sub("", boxed)  # "1,940" restates "1940"
     if said == boxed or said.endswith("=" + boxed):
         return True
     return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))

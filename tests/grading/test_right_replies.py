@@ -77,11 +77,12 @@ def test_a_second_set_of_right_replies_in_thirty_other_styles_is_read_as_right()
     assert len(found.refused_marked) <= SECOND_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"
 
 
-THIRD_REFUSED_CEILING = 36
+THIRD_REFUSED_CEILING = 27
 """Of the third corpus's 807 replies with a box or an answer block: 259 refused when it was first measured, unseen;
-31 after the rules were mended against it (Italian, Portuguese, Japanese and Korean announcements, worked steps
-with boxed intermediate results, an exact answer beside its decimal, align blocks, check marks before a label).
-The rest are GSM8K lines that run into the box's sentence without a full stop, and a few off the lists."""
+22 after the rules were mended against it (Italian, Portuguese, Japanese and Korean announcements, worked steps
+with boxed intermediate results, an exact answer beside its decimal, align blocks, check marks before a label,
+``dollars in total``, restatements with digit groups). The rest are lines that run into the box's sentence without
+a full stop, and a few off the lists."""
 
 
 def test_a_third_set_of_right_replies_by_another_writer_is_read_as_right() -> None:

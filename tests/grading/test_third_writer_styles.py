@@ -102,3 +102,24 @@ def test_a_decimal_beside_a_decimal_or_a_variable_is_not_read_as_the_exact_value
     assert grade_answer("x \\approx 1.414", "\\sqrt{2}").score == 0.0
     assert grade_answer("1.41 \\approx 1.4", "1.41").score == 0.0
     assert Fraction(1, 3) != 0.333  # the cut decimal is not the value itself, only consistent with it
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 10**6), st.sampled_from(["dollars ", "apples ", ""]),
+       st.sampled_from(["in total", "in all", "altogether", "total"]))
+def test_in_total_after_the_box_and_its_unit_says_nothing_more(value: int, unit: str, words: str) -> None:
+    """``That comes to $\\boxed{32}$ dollars in total.``: 1; with a denial after it (``, not counting tax``): 0."""
+    reply = f"That comes to $\\boxed{{{value}}}$ {unit}{words}."
+    assert graded(reply, gold=str(value)) == 1.0, reply
+    assert graded(reply[:-1] + ", not counting tax.", gold=str(value)) == 0.0, reply
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1000, 10**7), st.booleans())
+def test_a_restatement_with_digit_groups_is_the_same_answer(value: int, before: bool) -> None:
+    """``The answer is 1,940.`` beside ``\\boxed{1940}`` restates it; ``1,941`` gives another answer: 0."""
+    grouped, other = f"{value:,}", f"{value + 1:,}"
+    for said, expected in ((grouped, 1.0), (other, 0.0)):
+        reply = (f"The answer is ${said}$. The answer is $\\boxed{{{value}}}$." if before
+                 else f"The answer is $\\boxed{{{value}}}$. The answer is {said}.")
+        assert graded(reply, gold=str(value)) == expected, reply
