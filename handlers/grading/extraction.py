@@ -563,7 +563,8 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     # last clause that says anything must (a hedge in a language the lists do not hold is not announcing).
     spoken = next((clause for clause in reversed(clauses) if clause.strip(" *_#>")), "")
     announced = _only_announces(spoken) and (label is None or _only_announces(label))
-    lead = before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced else ""
+    lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
+            or _QUALIFYING_LEAD.search(before) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
@@ -574,6 +575,19 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
 
 
+_QUALIFYING_LEAD: Final = re.compile(
+    r"^\W*(?:(?:for|when|whenever)\s+(?:even|odd|positive|negative|large|small|integer|prime)\b"
+    r"|(?:for|when|whenever)\s+(?:\S+\s+){0,2}?[A-Za-z]\s*(?:=|<|>|\\[lgn]eq?|\\neq?)\s*[-\w]+"
+    r"|in\s+(?:the\s+)?(?:case|scenario)\b|in\s+(?:base|hexadecimal|hex|octal|binary)\b|in\s+(?:the\s+)?limit"
+    r"|(?:ignoring|dropping|neglecting|disregarding|relaxing|removing|without)\s+(?:the\s+|this\s+|that\s+|any\s+)?"
+    r"(?:constraints?|conditions?|restrictions?|requirements?|assumptions?|overlap|order|edge\s+cases?|"
+    r"(?:the\s+)?\$[^$]*\$)|before\s+(?:divid|multipl|subtract"
+    r"|add|round|simplif|convert|halv|doubl)\w*|halfway|for\s+now|at\s+first|initially|provisionally|tentatively"
+    r"|by\s+a\s+(?:flawed|wrong|bad|naive|rough|quick)|my\s+(?:hunch|gut|instinct))\b",
+    re.IGNORECASE,
+)
+"""A leading clause that narrows the box to a case, a base, an altered problem or a provisional step (``For
+even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, ``Before dividing by 2,``, ``For now,``)."""
 _TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
 """Words set in a formula (``\\text{the answer}``), read as the prose they are."""
 _ANSWER_POINTERS: Final = re.compile("[\u2713\u2714\u2705\u2611\u27a1\ufe0f\U0001f449]")
@@ -892,7 +906,13 @@ _TAKING_BACK: Final = re.compile(
     r"li(?:e|ed|es)|lying|let\s+me\s+re(?:compute|count|calculate|do|think|consider|check)\w*|hang\s+on|"
     r"plus\s+or\s+minus|give\s+or\s+take|up\s+to\s+(?:a\s+)?(?:sign|constant|factor|permutation|rotation)|"
     r"unchecked|to\s+be\s+(?:confirmed|checked|verified|determined|decided)|one\s+(?:more|less|fewer)|replac\w*|"
-    r"read\s+\S+\s+for|and\s+up|miss(?:ed|ing)|half\s+(?:that|this|it|of\s+(?:that|this|it)))\b"
+    r"read\s+\S+\s+for|and\s+up|miss(?:ed|ing)|half\s+(?:that|this|it|of\s+(?:that|this|it))|"
+    r"yeah\s+right|as\s+if|sure\s+thing|no\s+(?:real\s+)?(?:solutions?|answers?|such)|(?:does\s+not|doesn't|cannot|can't)\s+exist|"
+    r"(?:is|are|exists?)\s+(?:also\s+)?(?:a\s+)?(?:second|another|other)\s+(?:solution|root|answer|value)s?|"
+    r"(?<!exactly\s)(?<!only\s)\bone\s+(?:of\s+the\s+)?(?:solutions|answers|roots|values)|"
+    r"(?<!exactly\s)(?<!only\s)one\s+(?:solution|root)\b(?!\s+(?:method|approach|way))|not\s+unique|too\s+works|"
+    r"works\s+too|also\s+works|only\s+in\b|for\s+[^.]{1,30}\s+only|left\s+out|omit\w*|skipp\w*|"
+    r"duplicate\w*|counterexample\w*|breaks\s+it|disagrees?|intermediate|hex(?:adecimal)?|octal|binary)\b"
     r"|^[\s(\[]*[-+\u2212]\s*\d|^\W*minus\b|\bpart\s+\([a-z]\)|^\W*(?:check|verify)(?!\w)(?!\s*(?::|that|by))",
     re.IGNORECASE,
 )
@@ -1257,14 +1277,51 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
         if not re.search(r"[^\W_]", _CHECK_MARKS.sub("", sentence)):
             if mark == "?" or "?" in sentence or _DOUBT_MARKS.search(sentence):
                 return sentence + mark.strip()  # "(?)", "??", a shrug: doubt without words
-            continue  # a check mark confirms the box; a rule (---) or other marks say nothing
+            if _UNKNOWN_MARK.search(_CHECK_MARKS.sub("", sentence)):
+                return sentence + mark.strip()  # "(\u00d7)", "\U0001f645": a mark no list says confirms
+            continue  # a check mark confirms the box; a rule (---), a QED mark or a smile says nothing
         if len(prose.split()) <= _FRAGMENT_WORDS and _qualifying_fragment(prose):
             return sentence  # "Approximately.", "At most.", "Before rounding.": a fragment that qualifies the box
         if ((mark == "?" and _doubting_question(prose)) or _concludes_another_value(sentence, prose, answer)
                 or _ends_on_another_value(sentence, prose, boxed) or _says_another_sum(sentence, answer)
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
+        # A remark that holds a value is judged by the value rules above; a question by the question rule.
+        if mark != "?" and _unconfirmed_remark(prose) and not re.search(r"\d|\$|\\[(\[]", sentence):
+            return sentence + mark.strip()
     return None
+
+
+_UNKNOWN_MARK: Final = re.compile(
+    r"[^\s\w.,;:!()\[\]{}*_#>|=~`'\"$\\/\-\u2014\u2013\u220e\u25a1\u25a0\u2728\u2b50\u263a\ufe0f\u2764"
+    "\U0001f389\U0001f60a\U0001f642\U0001f44d\U0001f4af\U0001f680\U0001f31f]"
+)
+"""A mark in a sentence of marks after the box that is not layout, a QED sign or a known cheerful one (a
+celebration, a smile, a thumbs-up, sparkles, a star): ``(\u00d7)``, ``\u2a2f``, ``\U0001f645``, ``\U0001f925``."""
+_REMARK_WORDS: Final = 4
+_CONFIRMING: Final = re.compile(
+    r"\b(?:check\w*|verif\w*|confirm\w*|correct|right|yes|yep|done|qed|indeed|exactly|precisely|final|answer\w*|"
+    r"solution|result|summary|conclusion|explanation|steps?|solved|complete|that's\s+it|that\s+is\s+it|"
+    r"(?:good\s+)?luck|thanks?|thank\s+you|cheers|enjoy|glad|happy|welcome|questions?|let\s+me\s+know|"
+    r"consistent|matches|agrees|holds|works|valid|satisf\w*|units?|dollars?|cents?|note|recap|remarks?|"
+    r"answer\s+key|boxed|above|below|as\s+required|as\s+expected|as\s+claimed|as\s+desired|good|great|perfect|"
+    r"nice|ok|okay|sanity|all\s+set|and\s+we're\s+done|end|fin|reasoning|why|work(?:ing)?|details|derivation|"
+    r"method|approach|proof|justification|(?:you(?:'ve)?\s+)?got\s+this|keep\s+(?:it\s+)?up|well\s+done|have\s+fun|"
+    r"tl;?dr|makes?\s+sense|confidence\W+(?:high|very\s+high|certain))\b|\u220e|\u25a1|\u25a0",
+    re.IGNORECASE,
+)
+"""Words a short remark after the box may use and still confirm or close it (``Check: $6 \\times 7 = 42$.``,
+``Verified.``, ``Done!``, ``Good luck!``, ``QED``)."""
+
+
+def _unconfirmed_remark(prose: str) -> bool:
+    """Whether a remark of a few words after the final box says anything but a confirmation or a closing: the
+    lists of take-backs cannot hold every ``Yeah right.``, ``Psych!``, ``My bad.``, ``Beats me.`` or ``Fel.``, so
+    a short remark keeps the box only with a word that confirms or closes it (:data:`_CONFIRMING`)."""
+    if re.match(r"\s*~\s*\w", prose):
+        return False  # "~cool_geo": a forum signature
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", prose)
+    return 0 < len(words) <= _REMARK_WORDS and not _CONFIRMING.search(prose)
 
 
 def _split_clause(after: str) -> tuple[str, str]:
