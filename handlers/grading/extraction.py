@@ -1299,7 +1299,7 @@ _UNKNOWN_MARK: Final = re.compile(
 """A mark in a sentence of marks after the box that is not layout, a QED sign or a known cheerful one (a
 celebration, a smile, a thumbs-up, sparkles, a star): ``(\u00d7)``, ``\u2a2f``, ``\U0001f645``, ``\U0001f925``."""
 _REMARK_WORDS: Final = 4
-_CONFIRMING: Final = re.compile(
+_CONFIRMING_REMARK: Final = re.compile(
     r"\b(?:check\w*|verif\w*|confirm\w*|correct|right|yes|yep|done|qed|indeed|exactly|precisely|final|answer\w*|"
     r"solution|result|summary|conclusion|explanation|steps?|solved|complete|that's\s+it|that\s+is\s+it|"
     r"(?:good\s+)?luck|thanks?|thank\s+you|cheers|enjoy|glad|happy|welcome|questions?|let\s+me\s+know|"
@@ -1317,11 +1317,11 @@ _CONFIRMING: Final = re.compile(
 def _unconfirmed_remark(prose: str) -> bool:
     """Whether a remark of a few words after the final box says anything but a confirmation or a closing: the
     lists of take-backs cannot hold every ``Yeah right.``, ``Psych!``, ``My bad.``, ``Beats me.`` or ``Fel.``, so
-    a short remark keeps the box only with a word that confirms or closes it (:data:`_CONFIRMING`)."""
+    a short remark keeps the box only with a word that confirms or closes it (:data:`_CONFIRMING_REMARK`)."""
     if re.match(r"\s*~\s*\w", prose):
         return False  # "~cool_geo": a forum signature
     words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", prose)
-    return 0 < len(words) <= _REMARK_WORDS and not _CONFIRMING.search(prose)
+    return 0 < len(words) <= _REMARK_WORDS and not _CONFIRMING_REMARK.search(prose)
 
 
 def _split_clause(after: str) -> tuple[str, str]:
