@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handlers.grading.spoken_arithmetic import plain_number, spoken_value
+from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
 from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
 _MASKED_TAGS: Final = (
@@ -590,7 +590,8 @@ _QUALIFYING_LEAD: Final = re.compile(
 even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, ``Before dividing by 2,``, ``For now,``)."""
 _TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
 """Words set in a formula (``\\text{the answer}``), read as the prose they are."""
-_ANSWER_POINTERS: Final = re.compile("[\u2713\u2714\u2705\u2611\u27a1\ufe0f\U0001f449]")
+_CHECK_MARK_CHARACTERS: Final = "\u2713\u2714\u2705\u2611"
+_ANSWER_POINTERS: Final = re.compile(f"[{_CHECK_MARK_CHARACTERS}\u27a1\ufe0f\U0001f449]")
 """Check marks and arrows before a box (``\u2705 Final Answer:``, ``\u27a1\ufe0f``): they point to it."""
 
 
@@ -992,7 +993,6 @@ def _bare_text(text: str) -> str:
     return _NOT_CONTENT.sub("", _SPACING_MARK.sub("", size_marks_dropped(text)))
 
 
-_DIGIT_GROUPS: Final = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _BOX_COMMAND: Final = re.compile(r"\\(?:boxed|fbox|framebox|bbox)(?:\[[^\]]*\])?(?![A-Za-z])")
 """A box around a restatement says nothing more: ``The answer is \\boxed{42}`` restates 42."""
 
@@ -1001,7 +1001,7 @@ def _restates(value: str, boxed: str) -> bool:
     """Whether a later statement of the answer (``value``, to the sentence's end) says what the box
     says: the same text, or the box's number followed by no further digit (``42 dollars``)."""
     said = _bare_text(_BOX_COMMAND.sub("", value)).rstrip(".!?")
-    said, boxed = _DIGIT_GROUPS.sub("", said), _DIGIT_GROUPS.sub("", boxed)  # "1,940" restates "1940"
+    said, boxed = DIGIT_GROUP_COMMA.sub("", said), DIGIT_GROUP_COMMA.sub("", boxed)  # "1,940" restates "1940"
     if said == boxed or said.endswith("=" + boxed):
         return True
     return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))
@@ -1021,7 +1021,7 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
     return computed is None or computed != plain_number(answer)
 
 
-_CHECK_MARKS: Final = re.compile("[\u2713\u2714\u2705\u2611]")
+_CHECK_MARKS: Final = re.compile(f"[{_CHECK_MARK_CHARACTERS}]")
 _DOUBT_MARKS: Final = re.compile("[\u2753\u2754\U0001f914\U0001f937\U0001f615\U0001f61f]")
 """Question marks and faces that doubt (thinking, shrugging, confused, worried)."""
 

@@ -25,7 +25,8 @@ _WORDS: Final = (
 )
 _ONLY_ARITHMETIC: Final = re.compile(r"[\d\s.+\-*/()]+")
 _OPERATOR: Final = re.compile(r"\d\s*(?:\*\*|[-+*/])\s*[\d(]")
-_NUMBER_GROUPS: Final = re.compile(r"(?<=\d),(?=\d{3}\b)")
+DIGIT_GROUP_COMMA: Final = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+"""The comma between groups of three digits (``1,940``): dropped, it leaves the number it groups."""
 _MAX_EXPONENT: Final = 64
 _MAX_CHARACTERS: Final = 80
 _MAX_BITS: Final = 4096
@@ -41,7 +42,7 @@ def spoken_value(phrase: str) -> Fraction | None:
     """
     if len(phrase) > _MAX_CHARACTERS:
         return None
-    text = _NUMBER_GROUPS.sub("", phrase.replace("$", " ").replace("{", "(").replace("}", ")"))
+    text = DIGIT_GROUP_COMMA.sub("", phrase.replace("$", " ").replace("{", "(").replace("}", ")"))
     for pattern, symbol in _WORDS:
         text = pattern.sub(f" {symbol} ", text)
     text = text.replace("* *", "**").strip()
