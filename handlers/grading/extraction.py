@@ -683,7 +683,10 @@ def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: 
     end = sentence_start
     while end > 0 and text[end - 1].isspace():
         end -= 1
-    previous_start = _sentence_start(text, max(0, end - 1))
+    # The sentence's own closing marks are left out, or a full stop inside its last formula (``$x = 9.$``) would
+    # read as a sentence that ended before it and leave nothing to read.
+    closing = _CLOSING_MARKS.search(text, 0, end)
+    previous_start = _sentence_start(text, closing.start() if closing and closing.start() else max(0, end - 1))
     previous = _prose_only(text[previous_start:end]).strip()
     if not previous or previous_start >= end:
         return ""
@@ -698,6 +701,10 @@ def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: 
     if not pointer.group().lower().startswith("here") and _QUALIFYING.search(rest):
         return previous  # "The following is only an upper bound."; "Here is the computation: 6 times 7." is work
     return ""
+
+
+_CLOSING_MARKS: Final = re.compile(r"[.!?](?:\$+|\\[)\]]|\*\*|__|\s)*\Z")
+"""What closes a sentence: its full stop and the delimiters and emphasis after it (``8.$``, ``8.\\]**``)."""
 
 
 _DENYING_BEFORE: Final = re.compile(
@@ -733,8 +740,15 @@ def _denies_what_follows(raw: str, prose: str, answer: str, corrects: bool = Fal
     given = _ANSWER_GIVEN.search(raw)
     if given is not None and not _restates(given.group("value"), _bare_text(answer)):
         return True
-    short = len(prose.split()) <= _FRAGMENT_WORDS + 1
+    short = len(_STRONG_EMPHASIS.sub(" ", prose).split()) <= _FRAGMENT_WORDS + 1  # "**" is not a word
+    if _CONSEQUENCE_STATED.search(raw):  # "Thus, if $a = 2,$ then $b = 8.$": a finished conditional, not a fragment
+        prose = re.sub(r"\bif\b", " ", prose, count=1, flags=re.IGNORECASE)
     return short and bool(_FRAGMENT_HEDGE.search(prose) or _FRAGMENT_BEFORE.search(prose))
+
+
+_CONSEQUENCE_STATED: Final = re.compile(
+    r"\bif\b.*\bthen\s*(?:\*\*|__)?\s*(?:\$+|\\[(\[])[^$]*?=", re.IGNORECASE | re.DOTALL)
+"""An ``if`` whose ``then`` is followed by an equation: the conditional states its own consequence."""
 
 
 _FRAGMENT_BEFORE: Final = re.compile(
@@ -1366,7 +1380,7 @@ def _runs_on(line: str, sentence: str) -> bool:
     short denial (``Not so fast``) always runs on. A line that ends complete (``... = 3360 points``, ``Third Bag:
     300/2 = 150``) ends its sentence, whatever words it holds."""
     prose = _MATH_DELIMITERS.sub(" ", _prose_only(line)).rstrip(" *_")
-    if not prose.strip() or prose[-1] in ".!?":
+    if not prose.strip() or prose[-1] in ".!?" or _STOP_INSIDE_MATH.search(line):
         return False
     if len(prose.split()) <= _SHORT_CLAUSE_WORDS + 2 and _DENYING.search(prose):
         return True  # a short line that denies, over the box: "Not so fast", then the box
@@ -1380,6 +1394,10 @@ def _runs_on(line: str, sentence: str) -> bool:
                     or _DENYING.search(last_words) or _QUALIFYING.search(last_words))
     whole = _MATH_DELIMITERS.sub(" ", _prose_only(sentence))
     return leads_on and bool(_DENYING.search(whole) or _QUALIFYING.search(whole))
+
+
+_STOP_INSIDE_MATH: Final = re.compile(r"[.!?]\s*(?:\$+|\\[)\]])[\s*_]*\Z")
+"""A line whose last formula ends on a full stop (``... so $x = 8.$``, ``\\[x \\in (0, 9).\\]``) ends its sentence."""
 
 
 def _sentence_stop(text: str, end: int) -> re.Match[str] | None:
