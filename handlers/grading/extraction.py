@@ -139,8 +139,16 @@ def _code_after_the_answer(shown: str, bare: str) -> str | None:
     if answered is None:
         return None
     after = [fence.group().strip("`") for fence in fences if fence.start() >= answered]
-    said = "\n".join(body.split("\n", 1)[1] if "\n" in body else body for body in after).replace("\\", " ")
+    code = "\n".join(body.split("\n", 1)[1] if "\n" in body else body for body in after).replace("\\", " ")
+    said = "\n".join(_statements_and_comments(line) for line in code.split("\n"))
     return sentence_taking_back(said, 0, bare) if said.strip() else None
+
+
+def _statements_and_comments(line: str) -> str:
+    """A line of code read as sentences: its statement, then its comment, each ending on its own
+    (``assert answer == 43  # OK`` states 43 whatever the comment says after it)."""
+    statement, hash_mark, comment = line.partition("#")
+    return f"{statement.rstrip()}.\n{comment.strip()}" if hash_mark and statement.strip() else line
 
 
 def _hidden_after_the_answer(written: str, bare: str) -> str | None:
