@@ -32,6 +32,11 @@ endings, worked steps with boxed intermediate results, an approximation beside t
 check marks and arrows, JSON and GSM8K ``####`` lines...). Measured unseen first: 259 of its 807 replies with a
 box or an answer block were refused; the rules were then mended against all of it. Golds that the data files hold
 as numbers (AMC's ``27.0``) are written as text."""
+FOURTH_CORPUS = CORPUS.with_name("right_replies_fourth.jsonl.gz")
+"""1,200 more, in 40 styles a fourth writer chose blind to the grader (Dutch, Swedish, Polish, Ukrainian, Turkish,
+Vietnamese, Indonesian, Arabic and Hindi endings, ``$\\blacksquare$`` after the box, emoji around it, ``\\therefore``
+before it, the question quoted before it, an answer first with its working after...). Measured unseen first: 529 of
+its 930 replies with a box or an answer block were refused; the rules were then mended against all of it."""
 _MARKED = re.compile(r"\\boxed\s*\{|<answer>", re.IGNORECASE)
 
 
@@ -95,7 +100,7 @@ def recall(rows: list[dict[str, str]], mode: str = "math") -> Recall:
 
 def report(modes: tuple[str, ...] = ("math_verify", "math")) -> None:
     """Print each grader's false negatives on each corpus, per style."""
-    for corpus in (CORPUS, SECOND_CORPUS, THIRD_CORPUS):
+    for corpus in (CORPUS, SECOND_CORPUS, THIRD_CORPUS, FOURTH_CORPUS):
         _report(corpus, modes)
 
 

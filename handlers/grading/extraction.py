@@ -409,7 +409,7 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 _SENTENCE_END: Final = re.compile(
     r"\n|(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bappr)(?<!\bapx)(?<!\babt)(?<!\bca)(?<!\best)(?<!\bmax)(?<!\bmin)"
     r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>"
-    r"|[\u3002\uff01\uff1f]",
+    r"|[\u3002\uff01\uff1f\u0964]",
     re.IGNORECASE,
 )
 """Where a sentence ends. The full stop of an abbreviation that hedges or bounds (``approx.``, ``ca.``, ``est.``,
@@ -420,9 +420,11 @@ nothing about its value."""
 _MATH_DELIMITERS: Final = re.compile(r"\$+|\\[()\[\]]")
 _CLOSING_PHRASE: Final = re.compile(
     r"(?:(?:which|this|that|it)\s+)?(?:is|are|was|would\s+be|will\s+be|as)\s+(?:the|my|our)\s+"
-    r"(?:final\s+|correct\s+|required\s+)?(?:answer|result|solution)s?"
-    # Japanese and Korean put the copula after the answer: desu, to narimasu, de aru; imnida, ida
-    r"|\u3067\u3059|\u3068\u306a\u308a\u307e\u3059|\u3068\u306a\u308b|\u3067\u3042\u308b|\uc785\ub2c8\ub2e4|\uc774\ub2e4",
+    r"(?:(?:final|correct|required|requested|desired|sought)\s+)?(?:answer|result|solution|value)s?"
+    # Japanese, Korean and Hindi put the copula after the answer: desu, to narimasu, de aru; imnida, ida
+    r"|\u3067\u3059|\u3068\u306a\u308a\u307e\u3059|\u3068\u306a\u308b|\u3067\u3042\u308b|\uc785\ub2c8\ub2e4|\uc774\ub2e4"
+    # Hindi: hai, hoga
+    r"|\u0939\u0948|\u0939\u094b\u0917\u093e",
     re.IGNORECASE,
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
@@ -442,7 +444,7 @@ not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``If x were 1, \\boxed{42}``
 anywhere in the sentence governs the box. A closed list that is never complete: :data:`_ANNOUNCING` is what
 makes the clause next to the box sound."""
 _QUALIFYING: Final = re.compile(
-    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|above|below|old|former|than|"
+    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|(?<!\bas\s)(?:above|below)|old|former|than|"
     r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|times|twice|double(?!-)|triple|half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
@@ -501,6 +503,7 @@ _ANNOUNCING: Final = frozenset({
     "therefore", "thus", "so", "hence", "then", "now", "and", "but", "required", "desired", "number",
     "**", "*", "=", "boxed", "final_answer", "exactly", "precisely", "conclusion", "summary", "conclude", "concludes",
     "putting_together", "finally", "overall", "altogether", "in_conclusion", "in_total", "in_summary",
+    "all", "leads_to", "there_we_have_it",
 })
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
 comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
@@ -517,7 +520,9 @@ _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IG
                           (re.compile(r"\bfinal\s+answer\b", re.IGNORECASE), "final_answer"),
                           (re.compile(r"\bputting\s+(?:it\s+)?(?:all\s+)?together\b", re.IGNORECASE),
                            "putting_together"),
-                          (re.compile(r"\bin\s+(conclusion|total|summary)\b", re.IGNORECASE), r"in_\1"))
+                          (re.compile(r"\bin\s+(conclusion|total|summary)\b", re.IGNORECASE), r"in_\1"),
+                          (re.compile(r"\b(?:leads?|led)\s+(?:us\s+)?to\b", re.IGNORECASE), "leads_to"),
+                          (re.compile(r"\b(?:there|here)\s+we\s+have\s+it\b", re.IGNORECASE), "there_we_have_it"))
 _CONCLUDING_WORDS: Final = r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b"
 _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|" + _CONCLUDING_WORDS, re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
@@ -537,6 +542,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     begin, end = bounds
     stop = _sentence_stop(text, end)
     after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
+    after = _QED_COMMANDS.sub(" ", _CHEERFUL_MARKS.sub(" ", after))  # "\boxed{42} \u2728", "\boxed{42} $\blacksquare$"
     after = _CHECK_MARKS.sub(" ", _STRONG_EMPHASIS.sub(" ", _MATH_DELIMITERS.sub(" ", after))).strip()
     if stop is not None and stop.group() == "?":
         after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
@@ -563,6 +569,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     # "\text{the answer} &= \boxed{720}" in an align block says what "The answer is" says; a check mark or an
     # arrow before the box only points to it.
     sentence = _ANSWER_POINTERS.sub(" ", _TEXT_WORDS.sub(r" \1 ", sentence).replace("&", " "))
+    sentence = _QUOTED_QUESTION.sub(_question_unquoted, _CHEERFUL_MARKS.sub(" ", sentence))
     before = _MATH_DELIMITERS.sub(" ", sentence)
     prose = _prose_only(sentence)
     clauses = _CLAUSE_BREAK.split(prose)
@@ -598,9 +605,32 @@ _QUALIFYING_LEAD: Final = re.compile(
 even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, ``Before dividing by 2,``, ``For now,``)."""
 _TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
 """Words set in a formula (``\\text{the answer}``), read as the prose they are."""
+_QUOTED_QUESTION: Final = re.compile(
+    r"\b(answering|answer\s+to|for|to)\s+the\s+(?:question|problem)\s*(?:\"[^\"]*\"|\u201c[^\u201d]*\u201d)",
+    re.IGNORECASE)
+"""The problem quoted before the box (``answering the question "How many ...?": the answer is``): its words are
+the question's, not the reply's (see :func:`_question_unquoted`)."""
+
+
+def _question_unquoted(quoted: re.Match[str]) -> str:
+    """``answering the question "..."`` only introduces what follows; ``the answer to the question "..."`` names
+    the answer to the question, as ``the answer to the question`` does."""
+    lead = quoted.group(1)
+    return " " if lead.lower() == "answering" else f" {lead} the question "
+
 _CHECK_MARK_CHARACTERS: Final = "\u2713\u2714\u2705\u2611"
-_ANSWER_POINTERS: Final = re.compile(f"[{_CHECK_MARK_CHARACTERS}\u27a1\ufe0f\U0001f449]")
-"""Check marks and arrows before a box (``\u2705 Final Answer:``, ``\u27a1\ufe0f``): they point to it."""
+_CHEERFUL_MARK_CHARACTERS: Final = (
+    "\u2728\u2b50\u263a\ufe0f\u2764\U0001f389\U0001f60a\U0001f642\U0001f44d\U0001f4af\U0001f680\U0001f31f\U0001f973")
+"""Sparkles, a star, smiles, a heart, a celebration, a thumbs-up, 100, a rocket, a glowing star, a party face:
+they cheer the answer on and say nothing of its value."""
+_CHEERFUL_MARKS: Final = re.compile(f"[{_CHEERFUL_MARK_CHARACTERS}]")
+_QED_COMMANDS: Final = re.compile(r"\\(?:blacksquare|square|Box|qed|qedsymbol|hfill)(?![A-Za-z])")
+"""LaTeX's end-of-proof marks (``$\\blacksquare$``), drawn as the \u220e a later sentence may be."""
+_ANSWER_POINTERS: Final = re.compile(
+    f"[{_CHECK_MARK_CHARACTERS}\u27a1\u2192\ufe0f\U0001f449\U0001f3af\U0001f4cc\u2234]"
+    r"|\\therefore(?![A-Za-z])(?:\s*\\q?quad(?![A-Za-z]))?")
+"""Check marks, arrows, a target or a pin before a box (``\u2705 Final Answer:``, ``\u27a1\ufe0f``, ``\U0001f3af``), and
+"therefore" written as a symbol (``$$\\therefore\\quad \\boxed{25}$$``, ``\u2234``): they point to it."""
 
 
 _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
@@ -640,15 +670,51 @@ _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
     r"(?:\u7b54\u3048|\u89e3\u7b54|\u7b54|\u6c42\u3081\u308b\u5024)(?:\u306f)?"
     # Korean: so / therefore, (final) answer / correct answer, topic particle
     r"|(?:(?:\uadf8\ub7ec\ubbc0\ub85c|\ub530\ub77c\uc11c)\s*,?\s*)?(?:\ucd5c\uc885\s*)?"
-    r"(?:\ub2f5|\uc815\ub2f5|\uacb0\uacfc)(?:\uc740|\ub294)?",
+    r"(?:\ub2f5|\uc815\ub2f5|\uacb0\uacfc)(?:\uc740|\ub294)?"
+    # Dutch: so / therefore / in conclusion, (final) answer / result / solution, is
+    r"|(?:(?:dus|daarom|derhalve|zodoende|concluderend|uiteindelijk|kortom|tot\s+slot)\s*,?\s*)?"
+    r"(?:(?:(?:het|de|ons|onze|mijn)\s+)?(?:eind)?(?:antwoord|resultaat|uitkomst|oplossing)(?:\s+(?:is|luidt))?"
+    r"(?:\s+(?:dus|daarom|derhalve))?|(?:we|wij)\s+(?:krijgen|vinden|verkrijgen)(?:\s+dus)?"
+    r"|(?:dus|daarom|derhalve)\s+(?:is|luidt)\s+(?:het|ons)\s+(?:eind)?(?:antwoord|resultaat))"
+    # Swedish: so / therefore, the (final) answer / result / solution, is
+    r"|(?:(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes|sammanfattningsvis|slutligen|s\u00e5)\s*,?\s*)?"
+    r"(?:(?:det\s+)?(?:slutgiltiga\s+)?(?:svaret|svar|slutsvaret|slutsvar|resultatet|resultat|l\u00f6sningen)"
+    r"(?:\s+(?:\u00e4r|blir))?(?:\s+(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes))?|vi\s+(?:f\u00e5r|erh\u00e5ller)(?:\s+allts\u00e5)?"
+    r"|(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes|s\u00e5)\s+(?:\u00e4r|blir)\s+(?:svaret|resultatet|l\u00f6sningen))"
+    # Polish: so / therefore / finally, (final) answer / result / solution, is
+    r"|(?:(?:zatem|wi\u0119c|st\u0105d|dlatego|ostatecznie|podsumowuj\u0105c|w\s+rezultacie)\s*,?\s*)?"
+    r"(?:(?:(?:ostateczn[aey]|ko\u0144cow[aey])\s+)?(?:odpowied[\u017az]|wynik|rozwi\u0105zanie)"
+    r"(?:\s+(?:ostateczn[aey]|ko\u0144cow[aey]))?(?:\s+(?:to|jest|wynosi|brzmi))?|otrzymujemy)"
+    # Ukrainian: so / thus / finally, (final) answer / result, is
+    r"|(?:(?:\u043e\u0442\u0436\u0435|\u0442\u0430\u043a\u0438\u043c\s+\u0447\u0438\u043d\u043e\u043c|\u0442\u043e\u043c\u0443|\u0437\u0432\u0456\u0434\u0441\u0438|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u043e)\s*,?\s*)?"
+    r"(?:(?:(?:\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0430|\u043a\u0456\u043d\u0446\u0435\u0432\u0430|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0438\u0439|\u043a\u0456\u043d\u0446\u0435\u0432\u0438\u0439)\s+)?"
+    r"(?:\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u044c|\u0440\u0435\u0437\u0443\u043b\u044c\u0442\u0430\u0442)"
+    r"(?:\s+(?:\u0454|\u0434\u043e\u0440\u0456\u0432\u043d\u044e\u0454|\u0441\u0442\u0430\u043d\u043e\u0432\u0438\u0442\u044c))?|\u043e\u0442\u0440\u0438\u043c\u0443\u0454\u043c\u043e)"
+    # Turkish: so / therefore / in conclusion, (final) answer / result
+    r"|(?:(?:dolay\u0131s\u0131yla|bu\s+nedenle|bu\s+y\u00fczden|yani|sonu\u00e7\s+olarak|b\u00f6ylece|o\s+halde)\s*,?\s*)?"
+    r"(?:(?:nihai|son)\s+)?(?:cevap|cevab\u0131(?:m\u0131z)?|yan\u0131t(?:\u0131(?:m\u0131z)?)?|sonu\u00e7)"
+    # Vietnamese: so / therefore / in sum, (final) answer / result, is
+    r"|(?:(?:v\u1eady|do\s+\u0111\u00f3|v\u00ec\s+v\u1eady|nh\u01b0\s+v\u1eady|t\u00f3m\s+l\u1ea1i|suy\s+ra|k\u1ebft\s+lu\u1eadn)\s*,?\s*)?"
+    r"(?:\u0111\u00e1p\s+\u00e1n|\u0111\u00e1p\s+s\u1ed1|k\u1ebft\s+qu\u1ea3|c\u00e2u\s+tr\u1ea3\s+l\u1eddi)(?:\s+cu\u1ed1i\s+c\u00f9ng)?(?:\s+(?:l\u00e0|b\u1eb1ng))?"
+    # Indonesian: so / therefore / in conclusion, the (final) answer / result, is
+    r"|(?:(?:jadi|maka|oleh\s+karena\s+itu|dengan\s+demikian|karena\s+itu|sehingga|kesimpulannya|akhirnya)\s*,?\s*)?"
+    r"(?:(?:jawaban|hasil|penyelesaian|solusi)(?:nya)?(?:\s+akhir(?:nya)?)?(?:\s+(?:adalah|ialah|yaitu))?"
+    r"|(?:kita|kami)\s+(?:peroleh|dapatkan|mendapatkan|memperoleh))"
+    # Arabic: so / therefore, the (final) answer / result / solution, is
+    r"|(?:(?:\u0625\u0630\u0646|\u0627\u0630\u0646|\u0625\u0630\u064b\u0627|\u0644\u0630\u0644\u0643|\u0644\u0630\u0627|\u0648\u0628\u0627\u0644\u062a\u0627\u0644\u064a|\u0628\u0627\u0644\u062a\u0627\u0644\u064a|\u0648\u0639\u0644\u064a\u0647)\s*[\u060c,]?\s*)?"
+    r"(?:\u0627\u0644\u0625\u062c\u0627\u0628\u0629|\u0627\u0644\u0627\u062c\u0627\u0628\u0629|\u0627\u0644\u062c\u0648\u0627\u0628|\u0627\u0644\u0646\u062a\u064a\u062c\u0629|\u0627\u0644\u062d\u0644)"
+    r"(?:\s+(?:\u0627\u0644\u0646\u0647\u0627\u0626\u064a\u0629|\u0627\u0644\u0646\u0647\u0627\u0626\u064a))?(?:\s+(?:\u0647\u064a|\u0647\u0648))?"
+    # Hindi: so / therefore, the required or final answer / result (the copula follows the box)
+    r"|(?:(?:\u0905\u0924\u0903|\u0905\u0924:|\u0907\u0938\u0932\u093f\u090f|\u0907\u0938\s+\u092a\u094d\u0930\u0915\u093e\u0930|\u0924\u094b)\s*,?\s*)?"
+    r"(?:(?:\u0905\u092d\u0940\u0937\u094d\u091f|\u0905\u0902\u0924\u093f\u092e)\s+)?(?:\u0909\u0924\u094d\u0924\u0930|\u0939\u0932|\u092a\u0930\u093f\u0923\u093e\u092e)(?:\s+(?:\u0939\u0948))?",
     re.IGNORECASE,
 )
 """Whole sentences that only announce a box in French, German, Spanish, Russian, Chinese, Italian, Portuguese,
-Japanese or Korean (``La r\u00e9ponse est
-donc``, ``Endergebnis:``, ``Somit ist das Ergebnis``, ``Por lo tanto, la respuesta es``, "thus, the answer" in
-Russian, "so the final answer is" in Chinese): a closed list matched against the sentence whole, so a word it does
-not hold (a denial, a hedge, a condition) leaves the box unreadable; the English lists cannot read those
-languages."""
+Japanese, Korean, Dutch, Swedish, Polish, Ukrainian, Turkish, Vietnamese, Indonesian, Arabic or Hindi
+(``La r\u00e9ponse est donc``, ``Endergebnis:``, ``Somit ist das Ergebnis``, ``Por lo tanto, la respuesta es``,
+"thus, the answer" in Russian, "so the final answer is" in Chinese): a closed list matched against the sentence
+whole, so a word it does not hold (a denial, a hedge, a condition) leaves the box unreadable; the English lists
+cannot read those languages."""
 
 
 def _announces_in_another_language(before: str) -> bool:
@@ -803,6 +869,7 @@ def _only_announces(clause: str) -> bool:
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
 _ANSWER_QUALIFIERS: Final = frozenset({
     "correct", "right", "exact", "true", "actual", "real", "precise", "numerical", "numeric", "requested", "required",
+    "box",
     "desired", "to", "for", "problem",
     "question", "this", "these", "your", "problem's", "question's", "must", "conclude", "concludes", "deduce",
     "see", "indeed", "clearly", "finally", "follows",
@@ -1134,7 +1201,13 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
 _COURTESY: Final = re.compile(
     r"\bi\s+hope\s+it\s+is\s+correct\b|"
     r"\b(?:i\s+)?(?:hope|hopefully)\s+(?:that|this|it|you|the\s+explanation)\s+(?:helps?|clarif\w*|"
-    r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b",
+    r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b|"
+    # an offer to explain more, with no value in it: "If any step is unclear, let me know and I can expand on it."
+    r"\b(?:if\s+(?:any|anything|something|a|this|the)\b[^.!?\d$\\]{0,60}?\b(?:unclear|confusing|not\s+clear)\b"
+    r"[^.!?\d$\\,]{0,40},?\s*)?(?:please\s+)?(?:let\s+me\s+know|feel\s+free\s+to\s+ask)\b(?:\s+in\s+the\s+comments)?"
+    r"(?:\s+(?:if\s+you(?:'d|\s+would)?\s+(?:like|want|need|have)\b[^.!?\d$\\,;]{0,60}"
+    r"|and\s+I\s+(?:can|will|could|would)\s+(?:expand|explain|elaborate|go\s+over)\b[^.!?\d$\\,;]{0,30}"
+    r"|if\s+(?:any|anything|something|a|this|the)\b[^.!?\d$\\,;]{0,40}?\b(?:unclear|confusing|not\s+clear)\b))*",
     re.IGNORECASE,
 )
 """A closing courtesy after the answer (``Hope that helps!``, and Llama 3's few-shot formula ``I hope it is
@@ -1273,7 +1346,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
     :func:`later_sentence_taking_back`), or ``None``."""
     boxed = _bare_text(answer)
     for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
-        sentence = " ".join(region[start:end].split())
+        sentence = " ".join(_QED_COMMANDS.sub("\u220e", region[start:end]).split())
         start = end + len(mark)
         if not sentence.strip(" .!?"):
             if mark == "?" or "?" in sentence:
@@ -1315,8 +1388,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
 
 
 _UNKNOWN_MARK: Final = re.compile(
-    r"[^\s\w.,;:!()\[\]{}*_#>|=~`'\"$\\/\-\u2014\u2013\u220e\u25a1\u25a0\u2728\u2b50\u263a\ufe0f\u2764"
-    "\U0001f389\U0001f60a\U0001f642\U0001f44d\U0001f4af\U0001f680\U0001f31f]"
+    r"[^\s\w.,;:!()\[\]{}*_#>|=~`'\"$\\/\-\u2014\u2013\u220e\u25a1\u25a0" f"{_CHEERFUL_MARK_CHARACTERS}]"
 )
 """A mark in a sentence of marks after the box that is not layout, a QED sign or a known cheerful one (a
 celebration, a smile, a thumbs-up, sparkles, a star): ``(\u00d7)``, ``\u2a2f``, ``\U0001f645``, ``\U0001f925``."""

@@ -7,7 +7,7 @@ the closing styles of several model families, and each gives its gold as its fin
 
 from __future__ import annotations
 
-from bench._right_replies import SECOND_CORPUS, THIRD_CORPUS, load, recall, score
+from bench._right_replies import FOURTH_CORPUS, SECOND_CORPUS, THIRD_CORPUS, load, recall, score
 
 REFUSED_CEILING = 60
 """Replies with a box or an answer block the grader may refuse: 56 of 2,306 when this was set (math-verify,
@@ -92,3 +92,20 @@ def test_a_third_set_of_right_replies_by_another_writer_is_read_as_right() -> No
     shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
                       for row in found.refused_marked[:20])
     assert len(found.refused_marked) <= THIRD_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"
+
+
+FOURTH_REFUSED_CEILING = 38
+"""Of the fourth corpus's 930 replies with a box or an answer block: 529 refused when it was first measured, unseen;
+34 after the rules were mended against it (nine more languages, end-of-proof marks, emoji, ``\\therefore``, a quoted
+question, ``as the requested value``, an offer to explain more). 30 of the rest put the answer first and then work
+that states other values, which reads as a later answer; the grader cannot tell the two apart, so it refuses."""
+
+
+def test_a_fourth_set_of_right_replies_by_another_writer_is_read_as_right() -> None:
+    """At most the ceiling of the fourth corpus's boxed replies score 0 (its 270 without a box or block are refused,
+    except a ``\\fbox``, which is read as a box)."""
+    found = recall(load(FOURTH_CORPUS))
+    assert (found.marked, found.unmarked) == (930, 270)
+    shown = "\n".join(f"{row.style}: {row.reply[-160:]!r} read as {row.read!r} (gold {row.gold!r})"
+                      for row in found.refused_marked[:20])
+    assert len(found.refused_marked) <= FOURTH_REFUSED_CEILING, f"{len(found.refused_marked)} refused:\n{shown}"
