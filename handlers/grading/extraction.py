@@ -75,6 +75,11 @@ _ANY_BOX = re.compile(
 )
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _IFFALSE = re.compile(r"\\iffalse(?![A-Za-z]).*?(?:\\fi(?![A-Za-z])|\Z)", re.DOTALL)
+_UNTYPESET_ENVIRONMENT = re.compile(
+    r"\\begin\s*\{(comment|verbatim\*?|Verbatim\*?|BVerbatim|spverbatim|minted|lstlisting|hide|hidden|filecontents\*?"
+    r"|alltt|codeblock)\}.*?(?:\\end\s*\{\1\}|\Z)", re.DOTALL)
+"""Environments whose body is never typeset (``comment``, ``hide``) or is shown as literal code (``verbatim``,
+``minted``, ``lstlisting``): a box in one is never the answer, as a box in a code fence is not."""
 _LATEX_COMMENT = re.compile(r"(?<![\\\d])(?<!\d )%[^\n]*")
 """A LaTeX comment: ``%`` to the end of the line, except a percent sign after a number; one right after a closing
 brace is shown too (:func:`_comment_or_shown`)."""
@@ -274,9 +279,9 @@ def _outermost_enclosing(text: str, pairs: dict[int, int], starts: list[int]) ->
 
 
 def mask_hidden(text: str) -> str:
-    """``text`` without what a reader never sees: HTML and LaTeX comments, ``\\iffalse`` blocks and
-    ``\\phantom`` arguments."""
-    text = _IFFALSE.sub(" ", _HIDDEN_HTML.sub(" ", _HTML_COMMENT.sub(" ", text)))
+    """``text`` without what a reader never sees: HTML and LaTeX comments, ``\\iffalse`` blocks, environments
+    that are never typeset or only shown as code, and ``\\phantom`` arguments."""
+    text = _IFFALSE.sub(" ", _HIDDEN_HTML.sub(" ", _HTML_COMMENT.sub(" ", _UNTYPESET_ENVIRONMENT.sub(" ", text))))
     text = _LATEX_COMMENT.sub(lambda match: _comment_or_shown(text, match), text)
     text = _WHITE_GROUP.sub(r"\\phantom{", text)  # {\color{white} x}: the rest of the group is unseen
     if "phantom" not in text and "textcolor" not in text:
@@ -551,6 +556,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
         joined = ""
     keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
+                  or _FOREIGN_DOUBT.search(_prose_only(later)) or _NON_ENGLISH_LETTER.search(_prose_only(later))
                   or _LATER_CLAUSE_HEDGE.search(later) or _continues_with_a_value(later)
                   or _renames_another_value(later, answer)
                   or _concludes_another_value(later, _prose_only(later), answer))
@@ -579,7 +585,8 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     spoken = next((clause for clause in reversed(clauses) if clause.strip(" *_#>")), "")
     announced = _only_announces(spoken) and (label is None or _only_announces(label))
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
-            or _QUALIFYING_LEAD.search(before) else "")
+            or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose)
+            or _NON_ENGLISH_LETTER.search(prose) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
@@ -598,11 +605,15 @@ _QUALIFYING_LEAD: Final = re.compile(
     r"(?:constraints?|conditions?|restrictions?|requirements?|assumptions?|overlap|order|edge\s+cases?|"
     r"(?:the\s+)?\$[^$]*\$)|before\s+(?:divid|multipl|subtract"
     r"|add|round|simplif|convert|halv|doubl)\w*|halfway|for\s+now|at\s+first|initially|provisionally|tentatively"
-    r"|by\s+a\s+(?:flawed|wrong|bad|naive|rough|quick)|my\s+(?:hunch|gut|instinct))\b",
+    r"|by\s+a\s+(?:flawed|wrong|bad|naive|rough|quick)|my\s+(?:hunch|gut|instinct)"
+    r"|up\s+to\s+(?:an?\s+|the\s+)?(?:overall\s+)?(?:sign|constant|additive|multiplicative|factor|scal\w*|normali[sz]\w*"
+    r"|rounding|error|order|units?|terms?|powers?)|to\s+(?:first|second|leading|lowest|zeroth|\w+th)\s+order"
+    r"|(?:at|in)\s+(?:first|leading|lowest)\s+order)\b",
     re.IGNORECASE,
 )
-"""A leading clause that narrows the box to a case, a base, an altered problem or a provisional step (``For
-even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, ``Before dividing by 2,``, ``For now,``)."""
+"""A leading clause that narrows the box to a case, a base, an altered problem, a provisional step or an
+approximation (``For even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, ``Before dividing by 2,``, ``For
+now,``, ``Up to sign,``, ``To first order,``)."""
 _TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
 """Words set in a formula (``\\text{the answer}``), read as the prose they are."""
 _QUOTED_QUESTION: Final = re.compile(
@@ -615,8 +626,13 @@ the question's, not the reply's (see :func:`_question_unquoted`)."""
 def _question_unquoted(quoted: re.Match[str]) -> str:
     """``answering the question "..."`` only introduces what follows; ``the answer to the question "..."`` names
     the answer to the question, as ``the answer to the question`` does."""
+    if _ANSWER_IN_QUOTE.search(quoted.group()):
+        return quoted.group()  # "the question 'What is one less than the answer?'" asks about the answer: read it
     lead = quoted.group(1)
     return " " if lead.lower() == "answering" else f" {lead} the question "
+
+
+_ANSWER_IN_QUOTE: Final = re.compile(r"[\"\u201c].*\b(?:answer|result|solution|box\w*)\b", re.IGNORECASE)
 
 _CHECK_MARK_CHARACTERS: Final = "\u2713\u2714\u2705\u2611"
 _CHEERFUL_MARK_CHARACTERS: Final = (
@@ -624,10 +640,36 @@ _CHEERFUL_MARK_CHARACTERS: Final = (
 """Sparkles, a star, smiles, a heart, a celebration, a thumbs-up, 100, a rocket, a glowing star, a party face:
 they cheer the answer on and say nothing of its value."""
 _CHEERFUL_MARKS: Final = re.compile(f"[{_CHEERFUL_MARK_CHARACTERS}]")
+_POINTER_CHARACTERS: Final = "\u27a1\u2192\ufe0f\U0001f449\U0001f3af\U0001f4cc\u2234"
+"""Arrows, a pointing hand, a target, a pin and the therefore sign."""
+_POINTING_CHARACTERS: Final = frozenset(_CHECK_MARK_CHARACTERS + _POINTER_CHARACTERS + _CHEERFUL_MARK_CHARACTERS)
+"""The marks a sentence may point to or cheer its box with (:data:`_ANSWER_POINTERS`, :data:`_CHEERFUL_MARKS`)."""
+_FORMATTING_COMMANDS: Final = re.compile(
+    r"\\(?:text(?:bf|it|sf|tt|rm|up|sc|md|normal)|emph|underline|uline|mbox|hbox|fbox|framebox|ovalbox|doublebox"
+    r"|shadowbox|boldsymbol|mathbf|mathit|mathsf|mathtt|mathrm|bm|pmb)(?![A-Za-z])\s*"
+    r"|\\(?:colorbox|textcolor|color|fcolorbox)\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}(?:\s*\{[^{}]*\}(?=\s*\{))?"
+    r"|\\(?:bf|it|sf|tt|rm|sc|em|sl|tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge"
+    r"|bfseries|itshape|ttfamily|sffamily|rmfamily|scshape|upshape|mdseries)(?![A-Za-z])"
+    r"|</?(?:strong|b|em|i|u|mark|span|font|big|small|ins|code|kbd|var|samp|cite|q|center|p|div)\b[^<>]*>")
+"""Commands and tags that only set how words look (``\\textbf{43}``, ``{\\Large 43}``, ``<strong>43</strong>``):
+dropped from a later sentence, so the value they wrap is read like any other."""
+
+
+def _formatting_dropped(sentence: str) -> str:
+    """A later sentence as a reader reads it: end-of-proof commands are the \u220e mark, formatting commands and
+    tags and Markdown's underscores of emphasis are gone."""
+    sentence = _FORMATTING_COMMANDS.sub(" ", _QED_COMMANDS.sub("\u220e", sentence))
+    return _UNDERSCORE_EMPHASIS.sub(" ", sentence)
+
+
+_UNDERSCORE_EMPHASIS: Final = re.compile(
+    r"(?<![A-Za-z0-9\\{^])_+(?=[A-Za-z])|(?<=[A-Za-z.!?])_+(?![A-Za-z0-9{])")
+"""Markdown's underscores around words (``_Not final._``): emphasis, which would hide the words from a search
+for whole words; a subscript (``a_n``, ``x_{1}``) is kept."""
 _QED_COMMANDS: Final = re.compile(r"\\(?:blacksquare|square|Box|qed|qedsymbol|hfill)(?![A-Za-z])")
 """LaTeX's end-of-proof marks (``$\\blacksquare$``), drawn as the \u220e a later sentence may be."""
 _ANSWER_POINTERS: Final = re.compile(
-    f"[{_CHECK_MARK_CHARACTERS}\u27a1\u2192\ufe0f\U0001f449\U0001f3af\U0001f4cc\u2234]"
+    f"[{_CHECK_MARK_CHARACTERS}{_POINTER_CHARACTERS}]"
     r"|\\therefore(?![A-Za-z])(?:\s*\\q?quad(?![A-Za-z]))?")
 """Check marks, arrows, a target or a pin before a box (``\u2705 Final Answer:``, ``\u27a1\ufe0f``, ``\U0001f3af``), and
 "therefore" written as a symbol (``$$\\therefore\\quad \\boxed{25}$$``, ``\u2234``): they point to it."""
@@ -880,7 +922,8 @@ _ANSWER_QUALIFIERS: Final = frozenset({
 _LATER_CLAUSE_HEDGE: Final = re.compile(
     r"\b(?:but|yet|though|although|probabl\w*|theor\w*|thereabouts|give\s+or\s+take|kidding|jk|before|until|"
     r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
-    r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case)\b",
+    r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case|halved|doubled|tripled|"
+    r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|give\s+or\s+take|within)\b",
     re.IGNORECASE,
 )
 """Words in a clause after a final box's comma that leave the answer open or hedge it (``\\boxed{42}, but it is
@@ -1002,7 +1045,26 @@ _TAKING_BACK: Final = re.compile(
     r"(?<!exactly\s)(?<!only\s)\bone\s+(?:of\s+the\s+)?(?:solutions|answers|roots|values)|"
     r"(?<!exactly\s)(?<!only\s)one\s+(?:solution|root)\b(?!\s+(?:method|approach|way))|not\s+unique|too\s+works|"
     r"works\s+too|also\s+works|only\s+in\b|for\s+[^.]{1,30}\s+only|left\s+out|omit\w*|skipp\w*|"
-    r"duplicate\w*|counterexample\w*|breaks\s+it|disagrees?|intermediate|hex(?:adecimal)?|octal|binary)\b"
+    r"duplicate\w*|counterexample\w*|breaks\s+it|disagrees?|intermediate|hex(?:adecimal)?|octal|binary|"
+    # the problem has no answer; a reconsidered or switched choice; an idiom that disowns the answer
+    r"inconsisten\w*|ill[- ]posed|unsatisfiable|cannot\s+(?:all\s+|both\s+)?(?:hold|be\s+(?:met|satisfied|true))|"
+    r"nothing\s+satisf\w*|on\s+second\s+(?:look|glance|reading|inspection)|switch\w*|on\s+reflection|"
+    r"(?:setup|configuration|problem|question|situation|scenario|task|premises?|data|system|conditions?|hypothes[ie]s)"
+    r"\s+(?:is|are)\s+(?:\w+\s+)?(?:impossible|contradictory|unsolvable|ill[- ]defined|incompatible)|"
+    r"no\s+well[- ]defined|unsolvable|incompatible|"
+    r"i'?d\s+(?:rather\s+)?(?:pick|choose|go\s+with)|overconfident|said\s+the|"
+    r"(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+(?:still\s+)?(?:be\s+)?(?:excluded|removed|subtracted|added|"
+    r"included|deducted|discounted|divided|halved|doubled|adjusted)|"
+    r"(?:option|choice)\s+\(?[A-Ea-e]\)?\s+(?:is|was)\s+(?:right|correct|the\s+answer)|"
+    r"grain\s+of\s+salt|don'?t\s+quote\s+me|not\s+final|"
+    r"(?:different|other|another|some\s+other)\s+(?:problem|question|version|variant|exercise|setting)|"
+    r"parallel\s+universe|alternate\s+(?:universe|reality))\b"
+    # an adjustment still to make: "Remember to subtract the empty set.", "Exclude the trivial solution."
+    r"|^\W*\(?[A-E]\)?\s+is\s+the\s+(?:one|right|correct|answer)\b"
+    r"|^\W*(?:remember|don'?t\s+forget|be\s+sure|make\s+sure)\s+to\s+(?:add|include)\b"
+    r"|^\W*(?:(?:remember|don'?t\s+forget|be\s+sure|make\s+sure)\s+to\s+)?(?:subtract|exclude|divide\s+out|"
+    r"discount|remove|deduct|drop|halve|double(?![- ]?check)|multiply|divide|add\s+back|account\s+for|adjust|"
+    r"correct\s+for)\b"
     r"|^[\s(\[]*[-+\u2212]\s*\d|^\W*minus\b|\bpart\s+\([a-z]\)|^\W*(?:check|verify)(?!\w)(?!\s*(?::|that|by))",
     re.IGNORECASE,
 )
@@ -1201,15 +1263,20 @@ def later_sentence_taking_back(region: str, box_end: int, answer: str) -> str | 
 _COURTESY: Final = re.compile(
     r"\bi\s+hope\s+it\s+is\s+correct\b|"
     r"\b(?:i\s+)?(?:hope|hopefully)\s+(?:that|this|it|you|the\s+explanation)\s+(?:helps?|clarif\w*|"
-    r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b|"
-    # an offer to explain more, with no value in it: "If any step is unclear, let me know and I can expand on it."
-    r"\b(?:if\s+(?:any|anything|something|a|this|the)\b[^.!?\d$\\]{0,60}?\b(?:unclear|confusing|not\s+clear)\b"
-    r"[^.!?\d$\\,]{0,40},?\s*)?(?:please\s+)?(?:let\s+me\s+know|feel\s+free\s+to\s+ask)\b(?:\s+in\s+the\s+comments)?"
-    r"(?:\s+(?:if\s+you(?:'d|\s+would)?\s+(?:like|want|need|have)\b[^.!?\d$\\,;]{0,60}"
-    r"|and\s+I\s+(?:can|will|could|would)\s+(?:expand|explain|elaborate|go\s+over)\b[^.!?\d$\\,;]{0,30}"
-    r"|if\s+(?:any|anything|something|a|this|the)\b[^.!?\d$\\,;]{0,40}?\b(?:unclear|confusing|not\s+clear)\b))*",
+    r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b",
     re.IGNORECASE,
 )
+_OFFER_TO_EXPLAIN: Final = re.compile(
+    r"\b(?:if\s+(?:any|anything|something|a|this|the)\b[\w\s']{0,60}?\b(?:unclear|confusing|not\s+clear)\b"
+    r"(?:\s+to\s+you)?,?\s*)?(?:please\s+)?(?:let\s+me\s+know|feel\s+free\s+to\s+ask)\b(?:\s+in\s+the\s+comments)?"
+    r"(?:\s+(?:if\s+you(?:'d|\s+would)?\s+(?:like|want|need|have)\b[\w\s']{0,60}"
+    r"|and\s+I\s+(?:can|will|could|would)\s+(?:expand|explain|elaborate|go\s+over)\b[\w\s']{0,30}"
+    r"|if\s+(?:any|anything|something|a|this|the)\b[\w\s']{0,40}?\b(?:unclear|confusing|not\s+clear)\b))*"
+    r"(?=[\s.!?*_]*\Z)",
+    re.IGNORECASE,
+)
+"""An offer to explain more that is the whole sentence and holds no value and no word that takes the answer back
+(``If any step is unclear, let me know and I can expand on it.``, ``Feel free to ask if anything is unclear.``)."""
 """A closing courtesy after the answer (``Hope that helps!``, and Llama 3's few-shot formula ``I hope it is
 correct.``), which says nothing about it: a hope that is not one of these (``I hope this is right.``) leaves
 the answer open."""
@@ -1315,10 +1382,52 @@ def _says_another_sum(sentence: str, answer: str) -> bool:
 
 _FOREIGN_DOUBT: Final = re.compile(
     r"\b(?:nicht|nein|aber|falsch|fehler|warte|vielleicht|eigentlich|sicher|mais|pas|faux|erreur|attend\w*|"
-    r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout)\b",
+    r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout|"
+    r"ungef[a\u00e4]hr|etwa|wenn|falls|unsicher|environ|presque|sauf|incertain|aproximadamente|casi|tal\s+vez|creo|"
+    r"equivocad\w*|forse|quasi|sbagliat\w*|per[o\u00f2]|tuttavia|talvez|n[a\u00e3]o|cerca|quase|errad\w*|mas|"
+    r"por[e\u00e9]m|"
+    # Dutch, Swedish
+    r"misschien|ongeveer|bijna|onzeker|verkeerd|nee|geen|tenzij|indien|als|maar|moet|nog|denk|geloof|vermoedelijk|"
+    r"schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|"
+    r"tror|gissa\w*|uppskattning\w*|bara|del|gr[a\u00e4]ns|"
+    r"zgaduj\w*|oszacowani\w*|tylko|s[a\u0105]dz[e\u0119]|my[s\u015b]l[e\u0119]|cz[e\u0119][s\u015b][c\u0107]\w*|"
+    r"san[i\u0131]r[i\u0131]m|galiba|tahmin\w*|k[i\u0131]s[i\u0131]m|b[o\u00f6]l[u\u00fc]m|"
+    r"kira|rasa|perkiraan|tebak\w*|bagian|saja|hanya|batas|paling\s+(?:sedikit|banyak)|setidaknya|benar|atau|"
+    r"eller|troligen|albo|lub|prawdopodobnie|ya\s+da|veya|muhtemelen|hatal\w*|iets\s+(?:meer|minder)|"
+    r"\u0437\u0434\u043e\u0433\u0430\u0434\u043a\w*|\u0445\u0438\u0431\u043d\w*|\u043b\u0438\u0448\u0435|"
+    r"ho\u1eb7c|"
+    r"\u0111o\u00e1n|\u01b0\u1edbc\s+t\u00ednh|ph\u1ea7n|ch\u1ec9|"
+    r"inte|kanske|ungef[a\u00e4]r|n[a\u00e4]stan|egentligen|fel|felaktig\w*|os[a\u00e4]ker|tveksam\w*|nej|v[a\u00e4]nta|om|"
+    # Polish, Turkish
+    r"nie|mo[z\u017c]e|chyba|oko[l\u0142]o|prawie|w[l\u0142]a[s\u015b]ciwie|b[l\u0142][a\u0105]d|b[l\u0142][e\u0119]dn\w*|"
+    r"je[s\u015b]li|je[z\u017c]eli|niepewn\w*|pewien|pewna|"
+    r"belki|de[g\u011f]il\w*|e[g\u011f]er|yakla[s\u015f][i\u0131]k|neredeyse|asl[i\u0131]nda|yanl[i\u0131][s\u015f]|ama|"
+    r"hay[i\u0131]r|emin|"
+    # Indonesian, Vietnamese
+    r"mungkin|bukan|tidak|jika|kalau|tapi|tetapi|sekitar|hampir|sebenarnya|salah|kira-kira|kurang\s+lebih|ragu|belum|"
+    r"kh\u00f4ng|c\u00f3\s+l\u1ebd|c\u00f3\s+th\u1ec3|kho\u1ea3ng|g\u1ea7n|sai|n\u1ebfu|nh\u01b0ng|th\u1ef1c\s+ra|ch\u01b0a|"
+    # Ukrainian and Russian
+    r"\u043d\u0435|\u043d\u0456|\u043c\u043e\u0436\u043b\u0438\u0432\u043e|\u043c\u0430\u0431\u0443\u0442\u044c|"
+    r"\u043f\u0440\u0438\u0431\u043b\u0438\u0437\u043d\u043e|\u043c\u0430\u0439\u0436\u0435|"
+    r"\u043d\u0430\u0441\u043f\u0440\u0430\u0432\u0434\u0456|\u043f\u043e\u043c\u0438\u043b\u043a\w*|"
+    r"\u043d\u0435\u043f\u0440\u0430\u0432\u0438\u043b\u044c\u043d\w*|\u044f\u043a\u0449\u043e|\u0430\u043b\u0435|"
+    r"\u0432\u043e\u0437\u043c\u043e\u0436\u043d\u043e|\u043d\u0430\u0432\u0435\u0440\u043d\u043e|"
+    r"\u043f\u0440\u0438\u043c\u0435\u0440\u043d\u043e|\u043f\u043e\u0447\u0442\u0438|\u043e\u0448\u0438\u0431\u043a\w*|"
+    r"\u0435\u0441\u043b\u0438|\u043d\u043e)\b"
+    # Arabic (not, perhaps, about, wrong, if, but) and Hindi (not, perhaps, about, wrong, if, but, guess, only):
+    # their vowel signs are not word characters, so these are found anywhere
+    r"|\u0644\u064a\u0633|\u0631\u0628\u0645\u0627|\u062a\u0642\u0631\u064a\u0628|\u062e\u0637\u0623|\u062e\u0627\u0637\u0626"
+    r"|\u0625\u0630\u0627|\u0644\u0643\u0646|\u063a\u064a\u0631|\u062a\u062e\u0645\u064a\u0646|\u0644\u0633\u062a"
+    r"|\u0645\u062c\u0631\u062f|\u0623\u0648"
+    r"|\u0928\u0939\u0940\u0902|\u0936\u093e\u092f\u0926|\u0932\u0917\u092d\u0917|\u0917\u0932\u0924|\u0917\u093c\u0932\u0924"
+    r"|\u092f\u0926\u093f|\u0905\u0917\u0930|\u0932\u0947\u0915\u093f\u0928|\u092a\u0930\u0902\u0924\u0941"
+    r"|\u0905\u0928\u0941\u092e\u093e\u0928|\u0915\u0947\u0935\u0932",
     re.IGNORECASE,
 )
-"""Doubt and take-back words of German, French, Spanish and Dutch, after the box (``Warte, es ist 43.``)."""
+"""Doubt, negation, condition and take-back words in the languages whose announcements are read (and a few more):
+read after the box, in the clause after it, in the sentence before it and in its own sentence (``Warte, es ist
+43.``, ``\\boxed{42}, kanske.``, ``Nie jestem pewien.``), so reading a language's announcement never means
+skipping its hedges."""
 _NON_ENGLISH_LETTER: Final = re.compile(r"[^\W\d_a-zA-Z]")
 
 
@@ -1341,12 +1450,19 @@ def _doubting_question(prose: str) -> bool:
     return bool(_DOUBTING_QUESTION.search(prose))
 
 
+def _offer_dropped(offer: re.Match[str]) -> str:
+    """An offer to explain more says nothing of the answer, unless it takes it back on the way (``let me know if you
+    would like to see why it is wrong``)."""
+    said = offer.group()
+    return said if _TAKING_BACK.search(said) or _FOREIGN_DOUBT.search(said) else " "
+
+
 def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
     """The first sentence of ``region`` from ``start`` on that takes ``answer`` back (the rules of
     :func:`later_sentence_taking_back`), or ``None``."""
     boxed = _bare_text(answer)
     for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
-        sentence = " ".join(_QED_COMMANDS.sub("\u220e", region[start:end]).split())
+        sentence = " ".join(_formatting_dropped(region[start:end]).split())
         start = end + len(mark)
         if not sentence.strip(" .!?"):
             if mark == "?" or "?" in sentence:
@@ -1354,7 +1470,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
             continue
         if _THOUGHT in sentence:
             return sentence  # a think block after the answer: the reasoning goes on
-        prose = _COURTESY.sub(" ", _prose_only(sentence))
+        prose = _OFFER_TO_EXPLAIN.sub(_offer_dropped, _COURTESY.sub(" ", _prose_only(sentence)))
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
@@ -1550,12 +1666,12 @@ def _command_head(text: str, opening: int, pairs: dict[int, int], closers: dict[
 def _layout_start(text: str, floor: int, begin: int) -> int:
     """Where the spaces, line breaks, ``~``, ``$``, math delimiters (``\\[``, ``\\)``) and thin spaces
     (``\\,``) just before ``begin`` start: a sign at the end of the line before a displayed box
-    (``x = -`` then ``\\[\\boxed{42}\\]``) is still written against it."""
+    (``x = -`` then ``\\[\\boxed{42}\\]``) is still written against it, across a mark that points to the box."""
     index = begin
     while index > floor:
         char = text[index - 1]
-        if char in " \t\r\n~$":
-            index -= 1
+        if char in " \t\r\n~$" or char in _POINTING_CHARACTERS:
+            index -= 1  # a mark that points to the box does not part it from a sign before: "$x = -$ \U0001f3af"
         elif char in ",;:!()[]" and index - 2 >= floor and text[index - 2] == "\\":
             index -= 2
         else:
@@ -1619,12 +1735,16 @@ _THIN_SPACES: Final = re.compile(r"(?:\\[,;:!])+")
 
 
 def _sign_before_space(text: str, floor: int, command: int) -> bool:
-    """Whether the command at ``command`` is a wide space (``\\quad``) right after a sign: ``-\\quad\\boxed{21}``
-    is drawn -  21, so the space does not part the sign from the box."""
-    if text[command : command + 5] not in ("\\quad", "\\qqua"):
-        return False
+    """Whether the command at ``command`` is a wide space (``\\quad``) or ``\\therefore`` right after a sign or a
+    relation: ``-\\quad\\boxed{21}`` is drawn -  21, so the space does not part the sign from the box."""
+    if text[command : command + 5] not in ("\\quad", "\\qqua") and not text.startswith("\\therefore", command):
+        return False  # "$x = -$ $\therefore$ $\boxed{42}$": a pointer no more parts a sign from the box than a space
     before = text[max(floor, command - 64) : command].rstrip(" $")
-    return before[-1:] in _SPACED_LEFT
+    return before[-1:] in _SPACED_LEFT or _OPERATOR_COMMAND_AT_END.search(before) is not None
+
+
+_OPERATOR_COMMAND_AT_END: Final = re.compile(
+    r"\\(?:ge|le|geq|leq|geqslant|leqslant|ne|neq|cdot|times|pm|mp|div|approx|sim|simeq|cong|equiv|propto|lt|gt)\s*\Z")
 
 
 def _open_brackets(text: str) -> int:
