@@ -449,7 +449,7 @@ not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``If x were 1, \\boxed{42}``
 anywhere in the sentence governs the box. A closed list that is never complete: :data:`_ANNOUNCING` is what
 makes the clause next to the box sound."""
 _QUALIFYING: Final = re.compile(
-    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|(?<!\bas\s)(?:above|below)|old|former|than|"
+    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|(?<!\bas\s)(?:above|below)(?=\s*(?:[-+\d$\\(\[{]|\Z))|old|former|than|"
     r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|times|twice|double(?!-)|triple|half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
@@ -583,7 +583,8 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     # The clause next to the box announces it; when the box opens its own clause ("Perhaps, \boxed{42}"), the
     # last clause that says anything must (a hedge in a language the lists do not hold is not announcing).
     spoken = next((clause for clause in reversed(clauses) if clause.strip(" *_#>")), "")
-    announced = _only_announces(spoken) and (label is None or _only_announces(label))
+    announced = (_only_announces(spoken) and (label is None or _only_announces(label))
+                 and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose)
             or _NON_ENGLISH_LETTER.search(prose) else "")
@@ -887,14 +888,39 @@ def _prose_only(sentence: str) -> str:
     return _MATH_OPENED.sub(" ", _MATH_SEGMENT.sub(" ", sentence))
 
 
+def _interjected_aside(clauses: list[str]) -> bool:
+    """Whether an aside set off by commas between the subject and its verb qualifies the box (``The answer,
+    IIRC, is``, ``The total, off the top of my head, is``): when the box's clause is the verb alone, the aside
+    before it must only announce (``The answer, therefore, is``) or say where the value came from (``as computed
+    above``)."""
+    said = [clause.strip(" *_") for clause in clauses if clause.strip(" *_#>")]
+    if len(said) < 3 or not all(word.lower() in _COPULAS for word in said[-1].split()):
+        return False
+    aside = said[-2]
+    return not (_only_announces(aside) or _PLAIN_ASIDE.fullmatch(aside))
+
+
+def _parenthetical_aside(prose: str) -> bool:
+    """Whether a parenthesis before the box says more than an announcement (``The final answer (I'd wager)
+    is``); ``(answer box)`` and ``(as computed above)`` do not."""
+    return any(not (_only_announces(aside) or _PLAIN_ASIDE.fullmatch(aside.strip()))
+               for aside in re.findall(r"\(([^()]*[A-Za-z][^()]*)\)", prose))
+
+
+_PLAIN_ASIDE: Final = re.compile(
+    r"(?:of\s+course|then|again|indeed|clearly|finally|as\s+(?:expected|required|claimed|computed|shown|found|"
+    r"derived|calculated|established)(?:\s+(?:above|before|earlier))?|as\s+(?:above|before)|once\s+again|in\s+short)",
+    re.IGNORECASE)
+
+
 def _only_announces(clause: str) -> bool:
     """Whether ``clause`` only announces the box after it: every word is in :data:`_ANNOUNCING` or a
     one-letter name (``x =``), or a short subject is followed by a verb from :data:`_COPULAS` right
     before the box (``the product is``, ``Janet makes``). Markdown emphasis is ignored."""
     for pattern, joined in _JOINED_PHRASES:
         clause = pattern.sub(joined, clause)
-    if "?" in clause or "~~" in clause:
-        return False  # "Answer?: \boxed{42}" asks, "~~Final Answer~~" is struck out: neither announces
+    if "?" in clause or "~~" in clause or _SCARE_QUOTES.search(clause):
+        return False  # "Answer?: \boxed{42}" asks, "~~Final Answer~~" is struck out, "the \"answer\"" is so-called
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
     bare = [word.lower().strip(".!?\"'()[]") for word in words]
     if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
@@ -909,6 +935,9 @@ def _only_announces(clause: str) -> bool:
 
 
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
+_SCARE_QUOTES: Final = re.compile(
+    r"(?<!\w)[\"\u201c\u201d\u2018\u2019'`]+\s*[A-Za-z][\w\s-]{0,30}?[\"\u201c\u201d\u2018\u2019'`]+(?!\w)")
+"""Quotation marks around a word of the announcement (``the "answer" is``): a so-called answer, not the answer."""
 _ANSWER_QUALIFIERS: Final = frozenset({
     "correct", "right", "exact", "true", "actual", "real", "precise", "numerical", "numeric", "requested", "required",
     "box",
@@ -1158,10 +1187,25 @@ def _restates(value: str, boxed: str) -> bool:
     return bool(_SIGNED_NUMBER.fullmatch(boxed)) and said.startswith(boxed) and not _MORE_DIGITS.match(said, len(boxed))
 
 
+_ROMAN_NUMERAL: Final = re.compile(
+    r"\b(?=[MDCLXVI]{2,}\b)M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})\b")
+_ROMAN_DIGITS: Final = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def _roman_value(numeral: str) -> int:
+    """The value of a Roman numeral (``XLIII`` is 43): a digit before a larger one is subtracted."""
+    values = [_ROMAN_DIGITS[digit] for digit in numeral]
+    return sum(-value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True))
+
+
 def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
     """Whether ``sentence`` is a value with at most announcing words around it (``Thus 43.``,
     ``Therefore $x = 43$.``, ``$-(p - q)$``) that is not the box's (``So $x = 42$.`` is)."""
     words = [word.lower() for word in re.findall(r"[A-Za-z']+", prose)]
+    roman = _ROMAN_NUMERAL.search(prose)
+    if roman is not None and all(word in _ANNOUNCING or len(word) == 1 or word.upper() == roman.group()
+                                 or word in ("final", "answer") for word in words):
+        return _roman_value(roman.group()) != plain_number(answer)  # "Final: XLIII" after a box of 42
     if not all(word in _ANNOUNCING or len(word) == 1 for word in words):
         return False
     value = _bare_text(_value_of(sentence)).strip(".,;:!")
@@ -1214,7 +1258,7 @@ _CONFIRMING: Final = re.compile(r"\b(?:check\w*|verif\w*|confirm\w*|holds?|works
                                 r"agrees?|match\w*|indeed|yes|valid)\b", re.IGNORECASE)
 _CORRECTED_VALUE: Final = re.compile(
     r"\b(?:(?:correct|real|true|actual|right)\s+(?:\w+\s+){0,2}?(?:is|are|was|=|equals)|should\s+(?:really\s+)?"
-    r"(?:be|have\s+been)|is\s+really|is\s+actually)\s*(?P<value>(?:[-+\u2212]?\d|\$|\\[(\[A-Za-z]).*)",
+    r"(?:be|have\s+been)|is\s+really|is\s+actually|'s\s+really|'s\s+actually|\u2019s\s+really)\s*(?P<value>(?:[-+\u2212]?\d|\$|\{|\\[(\[A-Za-z]|[MDCLXVI]{2,}\b).*)",
     re.IGNORECASE | re.DOTALL,
 )
 """A later sentence that gives a corrected value (``The correct count is 43.``, ``Really it should be 43.``)."""
