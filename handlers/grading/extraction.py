@@ -627,8 +627,8 @@ the question's, not the reply's (see :func:`_question_unquoted`)."""
 def _question_unquoted(quoted: re.Match[str]) -> str:
     """``answering the question "..."`` only introduces what follows; ``the answer to the question "..."`` names
     the answer to the question, as ``the answer to the question`` does."""
-    if _ANSWER_IN_QUOTE.search(quoted.group()):
-        return quoted.group()  # "the question 'What is one less than the answer?'" asks about the answer: read it
+    if _ANSWER_IN_QUOTE.search(quoted.group()) or _TAKING_BACK.search(quoted.group()):
+        return quoted.group()  # "What is one less than the answer?", "What was my rejected guess?": read it
     lead = quoted.group(1)
     return " " if lead.lower() == "answering" else f" {lead} the question "
 

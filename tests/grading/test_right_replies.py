@@ -97,7 +97,7 @@ def test_a_third_set_of_right_replies_by_another_writer_is_read_as_right() -> No
 FOURTH_REFUSED_CEILING = 38
 """Of the fourth corpus's 930 replies with a box or an answer block: 529 refused when it was first measured, unseen;
 34 after the rules were mended against it (nine more languages, end-of-proof marks, emoji, ``\\therefore``, a quoted
-question, ``as the requested value``, an offer to explain more), 35 after two attackers' rules. 30 of the rest put
+question, ``as the requested value``, an offer to explain more), 37 after two attackers' rules. 30 of the rest put
 the answer first and then work that states other values, which reads as a later answer; the grader cannot tell the
 two apart, so it refuses."""
 

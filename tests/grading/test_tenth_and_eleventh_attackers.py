@@ -155,6 +155,8 @@ def test_a_mark_between_a_sign_and_the_box_does_not_part_them(sign: str, mark: s
 @pytest.mark.parametrize("reply", [
     'So, answering the question "What is one less than the answer?": the answer is $\\boxed{42}$.',
     'The answer to the question "What is the answer minus one?" is $\\boxed{42}$.',
+    'So, answering the question "What was my first, rejected guess?": the answer is $\\boxed{42}$.',
+    'The answer to the question "What number did I get before finding my mistake?" is $\\boxed{42}$.',
     "The answer is $\\boxed{42}$. If any step above is unclear (the last one is wrong), let me know.",
     "The answer is $\\boxed{42}$. Let me know if you would like to see why it is wrong.",
 ])
