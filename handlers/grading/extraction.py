@@ -586,7 +586,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     announced = (_only_announces(spoken) and (label is None or _only_announces(label))
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
-            or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose)
+            or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
             or _NON_ENGLISH_LETTER.search(prose) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
@@ -617,6 +617,8 @@ approximation (``For even $n$,``, ``In base 7,``, ``Ignoring the constraint,``, 
 now,``, ``Up to sign,``, ``To first order,``)."""
 _TEXT_WORDS: Final = re.compile(r"\\(?:text|textrm|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
 """Words set in a formula (``\\text{the answer}``), read as the prose they are."""
+_QUESTIONED_RELATION: Final = re.compile(r"\\(?:stackrel|overset|underset)\s*\{[^{}]*\?")
+"""A relation drawn with a question mark over it (``\\stackrel{?}{=} \\boxed{42}``): the writer asks if it holds."""
 _QUOTED_QUESTION: Final = re.compile(
     r"\b(answering|answer\s+to|for|to)\s+the\s+(?:question|problem)\s*(?:\"[^\"]*\"|\u201c[^\u201d]*\u201d)",
     re.IGNORECASE)
@@ -834,7 +836,9 @@ _DENYING_BEFORE: Final = re.compile(
     r"\bunclear\b|\boff\s+by\b|\bdiscard\w*|\bcounterexample|\bdouble[- ]count\w*|\bworst\s+case|\bnear\b|"
     r"\bsquare\s+root\s+of\s+(?:this|that|it)\b|\bnone\s+of\b|\bnot\s+this\b|\b(?:cannot|can't)\s+be\b|"
     r"^\W*(?:this|that|it)\s+(?:does\s+not|doesn't)\s+(?:satisfy|work|hold|check)|\bmessed\s+up\b|\bbogus\b|"
-    r"\bfalse\s+(?:answer|result)\b|\bsomething\s+is\s+off\b|\bnot\s+what\b",
+    r"\bfalse\s+(?:answer|result)\b|\bsomething\s+is\s+off\b|\bnot\s+what\b|\brandom\s+(?:pick|guess|choice)\b|"
+    r"\b(?:picked|chosen|guessed)\s+(?:at\s+)?random|\bran\s+out\s+of\b|"
+    r"\bg[ai]ve\s+up\b|\bwrite\s+something\b|\bfar\s+from\s+(?:certain|sure)\b",
     re.IGNORECASE,
 )
 """Words that deny, bound or condition what follows, read in the sentence right before the box's."""
@@ -952,7 +956,8 @@ _LATER_CLAUSE_HEDGE: Final = re.compile(
     r"\b(?:but|yet|though|although|probabl\w*|theor\w*|thereabouts|give\s+or\s+take|kidding|jk|before|until|"
     r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
     r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case|halved|doubled|tripled|"
-    r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|give\s+or\s+take|within)\b",
+    r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|give\s+or\s+take|within|as\s+long\s+as|provided|"
+    r"assuming|unless|alternatively|in\s+units\s+of)\b",
     re.IGNORECASE,
 )
 """Words in a clause after a final box's comma that leave the answer open or hedge it (``\\boxed{42}, but it is
@@ -1087,7 +1092,8 @@ _TAKING_BACK: Final = re.compile(
     r"(?:option|choice)\s+\(?[A-Ea-e]\)?\s+(?:is|was)\s+(?:right|correct|the\s+answer)|"
     r"grain\s+of\s+salt|don'?t\s+quote\s+me|not\s+final|"
     r"(?:different|other|another|some\s+other)\s+(?:problem|question|version|variant|exercise|setting)|"
-    r"parallel\s+universe|alternate\s+(?:universe|reality))\b"
+    r"parallel\s+universe|alternate\s+(?:universe|reality)|alternatively|far\s+from\s+(?:certain|sure|confident)|"
+    r"please\s+(?:verify|check|confirm)|low\s+faith|random\s+pick)\b"
     # an adjustment still to make: "Remember to subtract the empty set.", "Exclude the trivial solution."
     r"|^\W*\(?[A-E]\)?\s+is\s+the\s+(?:one|right|correct|answer)\b"
     r"|^\W*(?:remember|don'?t\s+forget|be\s+sure|make\s+sure)\s+to\s+(?:add|include)\b"
@@ -1429,7 +1435,7 @@ _FOREIGN_DOUBT: Final = re.compile(
     r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout|"
     r"ungef[a\u00e4]hr|etwa|wenn|falls|unsicher|environ|presque|sauf|incertain|aproximadamente|casi|tal\s+vez|creo|"
     r"equivocad\w*|forse|quasi|sbagliat\w*|per[o\u00f2]|tuttavia|talvez|n[a\u00e3]o|cerca|quase|errad\w*|mas|"
-    r"por[e\u00e9]m|"
+    r"por[e\u00e9]m|glaube|acho|creio|penso|credo|je\s+crois|creo\s+que|"
     # Dutch, Swedish
     r"misschien|ongeveer|bijna|onzeker|verkeerd|nee|geen|tenzij|indien|als|maar|moet|nog|denk|geloof|vermoedelijk|"
     r"schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|"
