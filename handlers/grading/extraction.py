@@ -427,7 +427,8 @@ _CLOSING_PHRASE: Final = re.compile(
     r"(?:(?:which|this|that|it)\s+)?(?:is|are|was|would\s+be|will\s+be|as)\s+(?:the|my|our)\s+"
     r"(?:(?:final|correct|required|requested|desired|sought)\s+)?(?:answer|result|solution|value)s?"
     # Japanese, Korean and Hindi put the copula after the answer: desu, to narimasu, de aru; imnida, ida
-    r"|\u3067\u3059|\u3068\u306a\u308a\u307e\u3059|\u3068\u306a\u308b|\u3067\u3042\u308b|\uc785\ub2c8\ub2e4|\uc774\ub2e4"
+    r"|\u3067\u3059|\u3068\u306a\u308a\u307e\u3059|\u3068\u306a\u308b|\u3067\u3042\u308b"
+    r"|\uc785\ub2c8\ub2e4|\uc774\ub2e4"
     # Hindi: hai, hoga
     r"|\u0939\u0948|\u0939\u094b\u0917\u093e",
     re.IGNORECASE,
@@ -449,7 +450,8 @@ not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``If x were 1, \\boxed{42}``
 anywhere in the sentence governs the box. A closed list that is never complete: :data:`_ANNOUNCING` is what
 makes the clause next to the box sound."""
 _QUALIFYING: Final = re.compile(
-    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|(?<!\bas\s)(?:above|below)(?=\s*(?:[-+\d$\\(\[{]|\Z))|old|former|than|"
+    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|"
+    r"(?<!\bas\s)(?:above|below)(?=\s*(?:[-+\d$\\(\[{]|\Z))|old|former|than|"
     r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|times|twice|double(?!-)|triple|half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
@@ -607,7 +609,8 @@ _QUALIFYING_LEAD: Final = re.compile(
     r"(?:the\s+)?\$[^$]*\$)|before\s+(?:divid|multipl|subtract"
     r"|add|round|simplif|convert|halv|doubl)\w*|halfway|for\s+now|at\s+first|initially|provisionally|tentatively"
     r"|by\s+a\s+(?:flawed|wrong|bad|naive|rough|quick)|my\s+(?:hunch|gut|instinct)"
-    r"|up\s+to\s+(?:an?\s+|the\s+)?(?:overall\s+)?(?:sign|constant|additive|multiplicative|factor|scal\w*|normali[sz]\w*"
+    r"|up\s+to\s+(?:an?\s+|the\s+)?(?:overall\s+)?(?:sign|constant|additive|multiplicative|factor|scal\w*"
+    r"|normali[sz]\w*"
     r"|rounding|error|order|units?|terms?|powers?)|to\s+(?:first|second|leading|lowest|zeroth|\w+th)\s+order"
     r"|(?:at|in)\s+(?:first|leading|lowest)\s+order)\b",
     re.IGNORECASE,
@@ -681,7 +684,8 @@ _ANSWER_POINTERS: Final = re.compile(
 _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
     # French
     r"(?:(?:donc|ainsi|alors|par\s+cons[e\u00e9]quent|en\s+conclusion|finalement|au\s+final|enfin)\s*,?\s*)?"
-    r"(?:(?:(?:la|le|notre|ma)\s+)?(?:r[e\u00e9]ponse|r[e\u00e9]sultat|solution)(?:\s+finale?)?(?:\s+(?:est|vaut))?(?:\s+donc)?"
+    r"(?:(?:(?:la|le|notre|ma)\s+)?(?:r[e\u00e9]ponse|r[e\u00e9]sultat|solution)(?:\s+finale?)?(?:\s+(?:est"
+    r"|vaut))?(?:\s+donc)?"
     r"|(?:on|nous)\s+(?:obtient|obtenons|trouve|trouvons)(?:\s+donc)?)"
     # German
     r"|(?:(?:also|somit|daher|folglich|insgesamt)\s*,?\s*)?"
@@ -724,34 +728,50 @@ _OTHER_LANGUAGE_ANNOUNCEMENTS: Final = re.compile(
     # Swedish: so / therefore, the (final) answer / result / solution, is
     r"|(?:(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes|sammanfattningsvis|slutligen|s\u00e5)\s*,?\s*)?"
     r"(?:(?:det\s+)?(?:slutgiltiga\s+)?(?:svaret|svar|slutsvaret|slutsvar|resultatet|resultat|l\u00f6sningen)"
-    r"(?:\s+(?:\u00e4r|blir))?(?:\s+(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes))?|vi\s+(?:f\u00e5r|erh\u00e5ller)(?:\s+allts\u00e5)?"
+    r"(?:\s+(?:\u00e4r|blir))?(?:\s+(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes))?|vi\s+(?:f\u00e5r"
+    r"|erh\u00e5ller)(?:\s+allts\u00e5)?"
     r"|(?:allts\u00e5|d\u00e4rf\u00f6r|s\u00e5ledes|s\u00e5)\s+(?:\u00e4r|blir)\s+(?:svaret|resultatet|l\u00f6sningen))"
     # Polish: so / therefore / finally, (final) answer / result / solution, is
     r"|(?:(?:zatem|wi\u0119c|st\u0105d|dlatego|ostatecznie|podsumowuj\u0105c|w\s+rezultacie)\s*,?\s*)?"
     r"(?:(?:(?:ostateczn[aey]|ko\u0144cow[aey])\s+)?(?:odpowied[\u017az]|wynik|rozwi\u0105zanie)"
     r"(?:\s+(?:ostateczn[aey]|ko\u0144cow[aey]))?(?:\s+(?:to|jest|wynosi|brzmi))?|otrzymujemy)"
     # Ukrainian: so / thus / finally, (final) answer / result, is
-    r"|(?:(?:\u043e\u0442\u0436\u0435|\u0442\u0430\u043a\u0438\u043c\s+\u0447\u0438\u043d\u043e\u043c|\u0442\u043e\u043c\u0443|\u0437\u0432\u0456\u0434\u0441\u0438|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u043e)\s*,?\s*)?"
-    r"(?:(?:(?:\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0430|\u043a\u0456\u043d\u0446\u0435\u0432\u0430|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0438\u0439|\u043a\u0456\u043d\u0446\u0435\u0432\u0438\u0439)\s+)?"
+    r"|(?:(?:\u043e\u0442\u0436\u0435|\u0442\u0430\u043a\u0438\u043c\s+\u0447\u0438\u043d\u043e\u043c"
+    r"|\u0442\u043e\u043c\u0443|\u0437\u0432\u0456\u0434\u0441\u0438"
+    r"|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u043e)\s*,?\s*)?"
+    r"(?:(?:(?:\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0430|\u043a\u0456\u043d\u0446\u0435\u0432\u0430"
+    r"|\u043e\u0441\u0442\u0430\u0442\u043e\u0447\u043d\u0438\u0439"
+    r"|\u043a\u0456\u043d\u0446\u0435\u0432\u0438\u0439)\s+)?"
     r"(?:\u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u044c|\u0440\u0435\u0437\u0443\u043b\u044c\u0442\u0430\u0442)"
-    r"(?:\s+(?:\u0454|\u0434\u043e\u0440\u0456\u0432\u043d\u044e\u0454|\u0441\u0442\u0430\u043d\u043e\u0432\u0438\u0442\u044c))?|\u043e\u0442\u0440\u0438\u043c\u0443\u0454\u043c\u043e)"
+    r"(?:\s+(?:\u0454|\u0434\u043e\u0440\u0456\u0432\u043d\u044e\u0454"
+    r"|\u0441\u0442\u0430\u043d\u043e\u0432\u0438\u0442\u044c))?"
+    r"|\u043e\u0442\u0440\u0438\u043c\u0443\u0454\u043c\u043e)"
     # Turkish: so / therefore / in conclusion, (final) answer / result
-    r"|(?:(?:dolay\u0131s\u0131yla|bu\s+nedenle|bu\s+y\u00fczden|yani|sonu\u00e7\s+olarak|b\u00f6ylece|o\s+halde)\s*,?\s*)?"
+    r"|(?:(?:dolay\u0131s\u0131yla|bu\s+nedenle|bu\s+y\u00fczden|yani|sonu\u00e7\s+olarak|b\u00f6ylece"
+    r"|o\s+halde)\s*,?\s*)?"
     r"(?:(?:nihai|son)\s+)?(?:cevap|cevab\u0131(?:m\u0131z)?|yan\u0131t(?:\u0131(?:m\u0131z)?)?|sonu\u00e7)"
     # Vietnamese: so / therefore / in sum, (final) answer / result, is
-    r"|(?:(?:v\u1eady|do\s+\u0111\u00f3|v\u00ec\s+v\u1eady|nh\u01b0\s+v\u1eady|t\u00f3m\s+l\u1ea1i|suy\s+ra|k\u1ebft\s+lu\u1eadn)\s*,?\s*)?"
-    r"(?:\u0111\u00e1p\s+\u00e1n|\u0111\u00e1p\s+s\u1ed1|k\u1ebft\s+qu\u1ea3|c\u00e2u\s+tr\u1ea3\s+l\u1eddi)(?:\s+cu\u1ed1i\s+c\u00f9ng)?(?:\s+(?:l\u00e0|b\u1eb1ng))?"
+    r"|(?:(?:v\u1eady|do\s+\u0111\u00f3|v\u00ec\s+v\u1eady|nh\u01b0\s+v\u1eady|t\u00f3m\s+l\u1ea1i|suy\s+ra"
+    r"|k\u1ebft\s+lu\u1eadn)\s*,?\s*)?"
+    r"(?:\u0111\u00e1p\s+\u00e1n|\u0111\u00e1p\s+s\u1ed1|k\u1ebft\s+qu\u1ea3"
+    r"|c\u00e2u\s+tr\u1ea3\s+l\u1eddi)(?:\s+cu\u1ed1i\s+c\u00f9ng)?(?:\s+(?:l\u00e0|b\u1eb1ng))?"
     # Indonesian: so / therefore / in conclusion, the (final) answer / result, is
     r"|(?:(?:jadi|maka|oleh\s+karena\s+itu|dengan\s+demikian|karena\s+itu|sehingga|kesimpulannya|akhirnya)\s*,?\s*)?"
     r"(?:(?:jawaban|hasil|penyelesaian|solusi)(?:nya)?(?:\s+akhir(?:nya)?)?(?:\s+(?:adalah|ialah|yaitu))?"
     r"|(?:kita|kami)\s+(?:peroleh|dapatkan|mendapatkan|memperoleh))"
     # Arabic: so / therefore, the (final) answer / result / solution, is
-    r"|(?:(?:\u0625\u0630\u0646|\u0627\u0630\u0646|\u0625\u0630\u064b\u0627|\u0644\u0630\u0644\u0643|\u0644\u0630\u0627|\u0648\u0628\u0627\u0644\u062a\u0627\u0644\u064a|\u0628\u0627\u0644\u062a\u0627\u0644\u064a|\u0648\u0639\u0644\u064a\u0647)\s*[\u060c,]?\s*)?"
-    r"(?:\u0627\u0644\u0625\u062c\u0627\u0628\u0629|\u0627\u0644\u0627\u062c\u0627\u0628\u0629|\u0627\u0644\u062c\u0648\u0627\u0628|\u0627\u0644\u0646\u062a\u064a\u062c\u0629|\u0627\u0644\u062d\u0644)"
-    r"(?:\s+(?:\u0627\u0644\u0646\u0647\u0627\u0626\u064a\u0629|\u0627\u0644\u0646\u0647\u0627\u0626\u064a))?(?:\s+(?:\u0647\u064a|\u0647\u0648))?"
+    r"|(?:(?:\u0625\u0630\u0646|\u0627\u0630\u0646|\u0625\u0630\u064b\u0627|\u0644\u0630\u0644\u0643"
+    r"|\u0644\u0630\u0627|\u0648\u0628\u0627\u0644\u062a\u0627\u0644\u064a|\u0628\u0627\u0644\u062a\u0627\u0644\u064a"
+    r"|\u0648\u0639\u0644\u064a\u0647)\s*[\u060c,]?\s*)?"
+    r"(?:\u0627\u0644\u0625\u062c\u0627\u0628\u0629|\u0627\u0644\u0627\u062c\u0627\u0628\u0629"
+    r"|\u0627\u0644\u062c\u0648\u0627\u0628|\u0627\u0644\u0646\u062a\u064a\u062c\u0629|\u0627\u0644\u062d\u0644)"
+    r"(?:\s+(?:\u0627\u0644\u0646\u0647\u0627\u0626\u064a\u0629"
+    r"|\u0627\u0644\u0646\u0647\u0627\u0626\u064a))?(?:\s+(?:\u0647\u064a|\u0647\u0648))?"
     # Hindi: so / therefore, the required or final answer / result (the copula follows the box)
-    r"|(?:(?:\u0905\u0924\u0903|\u0905\u0924:|\u0907\u0938\u0932\u093f\u090f|\u0907\u0938\s+\u092a\u094d\u0930\u0915\u093e\u0930|\u0924\u094b)\s*,?\s*)?"
-    r"(?:(?:\u0905\u092d\u0940\u0937\u094d\u091f|\u0905\u0902\u0924\u093f\u092e)\s+)?(?:\u0909\u0924\u094d\u0924\u0930|\u0939\u0932|\u092a\u0930\u093f\u0923\u093e\u092e)(?:\s+(?:\u0939\u0948))?",
+    r"|(?:(?:\u0905\u0924\u0903|\u0905\u0924:|\u0907\u0938\u0932\u093f\u090f"
+    r"|\u0907\u0938\s+\u092a\u094d\u0930\u0915\u093e\u0930|\u0924\u094b)\s*,?\s*)?"
+    r"(?:(?:\u0905\u092d\u0940\u0937\u094d\u091f|\u0905\u0902\u0924\u093f\u092e)\s+)?(?:\u0909\u0924\u094d\u0924\u0930"
+    r"|\u0939\u0932|\u092a\u0930\u093f\u0923\u093e\u092e)(?:\s+(?:\u0939\u0948))?",
     re.IGNORECASE,
 )
 """Whole sentences that only announce a box in French, German, Spanish, Russian, Chinese, Italian, Portuguese,
@@ -956,7 +976,7 @@ _LATER_CLAUSE_HEDGE: Final = re.compile(
     r"\b(?:but|yet|though|although|probabl\w*|theor\w*|thereabouts|give\s+or\s+take|kidding|jk|before|until|"
     r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
     r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case|halved|doubled|tripled|"
-    r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|give\s+or\s+take|within|as\s+long\s+as|provided|"
+    r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|within|as\s+long\s+as|provided|"
     r"assuming|unless|alternatively|in\s+units\s+of)\b",
     re.IGNORECASE,
 )
@@ -1094,8 +1114,8 @@ _TAKING_BACK: Final = re.compile(
     r"(?:different|other|another|some\s+other)\s+(?:problem|question|version|variant|exercise|setting)|"
     r"parallel\s+universe|alternate\s+(?:universe|reality)|alternatively|far\s+from\s+(?:certain|sure|confident)|"
     r"please\s+(?:verify|check|confirm)|low\s+faith|random\s+pick)\b"
-    # an adjustment still to make: "Remember to subtract the empty set.", "Exclude the trivial solution."
     r"|^\W*\(?[A-E]\)?\s+is\s+the\s+(?:one|right|correct|answer)\b"
+    # an adjustment still to make: "Remember to subtract the empty set.", "Exclude the trivial solution."
     r"|^\W*(?:remember|don'?t\s+forget|be\s+sure|make\s+sure)\s+to\s+(?:add|include)\b"
     r"|^\W*(?:(?:remember|don'?t\s+forget|be\s+sure|make\s+sure)\s+to\s+)?(?:subtract|exclude|divide\s+out|"
     r"discount|remove|deduct|drop|halve|double(?![- ]?check)|multiply|divide|add\s+back|account\s+for|adjust|"
@@ -1210,7 +1230,7 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
     words = [word.lower() for word in re.findall(r"[A-Za-z']+", prose)]
     roman = _ROMAN_NUMERAL.search(prose)
     if roman is not None and all(word in _ANNOUNCING or len(word) == 1 or word.upper() == roman.group()
-                                 or word in ("final", "answer") for word in words):
+                                 for word in words):
         return _roman_value(roman.group()) != plain_number(answer)  # "Final: XLIII" after a box of 42
     if not all(word in _ANNOUNCING or len(word) == 1 for word in words):
         return False
@@ -1264,7 +1284,8 @@ _CONFIRMING: Final = re.compile(r"\b(?:check\w*|verif\w*|confirm\w*|holds?|works
                                 r"agrees?|match\w*|indeed|yes|valid)\b", re.IGNORECASE)
 _CORRECTED_VALUE: Final = re.compile(
     r"\b(?:(?:correct|real|true|actual|right)\s+(?:\w+\s+){0,2}?(?:is|are|was|=|equals)|should\s+(?:really\s+)?"
-    r"(?:be|have\s+been)|is\s+really|is\s+actually|'s\s+really|'s\s+actually|\u2019s\s+really)\s*(?P<value>(?:[-+\u2212]?\d|\$|\{|\\[(\[A-Za-z]|[MDCLXVI]{2,}\b).*)",
+    r"(?:be|have\s+been)|is\s+really|is\s+actually|'s\s+really|'s\s+actually|\u2019s\s+really)"
+    r"\s*(?P<value>(?:[-+\u2212]?\d|\$|\{|\\[(\[A-Za-z]|[MDCLXVI]{2,}\b).*)",
     re.IGNORECASE | re.DOTALL,
 )
 """A later sentence that gives a corrected value (``The correct count is 43.``, ``Really it should be 43.``)."""
@@ -1316,6 +1337,9 @@ _COURTESY: Final = re.compile(
     r"(?:is|was)\s+(?:helpful|clear|useful)|found\s+(?:this|it)\s+(?:helpful|useful))\b",
     re.IGNORECASE,
 )
+"""A closing courtesy after the answer (``Hope that helps!``, and Llama 3's few-shot formula ``I hope it is
+correct.``), which says nothing about it: a hope that is not one of these (``I hope this is right.``) leaves
+the answer open."""
 _OFFER_TO_EXPLAIN: Final = re.compile(
     r"\b(?:if\s+(?:any|anything|something|a|this|the)\b[\w\s']{0,60}?\b(?:unclear|confusing|not\s+clear)\b"
     r"(?:\s+to\s+you)?,?\s*)?(?:please\s+)?(?:let\s+me\s+know|feel\s+free\s+to\s+ask)\b(?:\s+in\s+the\s+comments)?"
@@ -1327,9 +1351,6 @@ _OFFER_TO_EXPLAIN: Final = re.compile(
 )
 """An offer to explain more that is the whole sentence and holds no value and no word that takes the answer back
 (``If any step is unclear, let me know and I can expand on it.``, ``Feel free to ask if anything is unclear.``)."""
-"""A closing courtesy after the answer (``Hope that helps!``, and Llama 3's few-shot formula ``I hope it is
-correct.``), which says nothing about it: a hope that is not one of these (``I hope this is right.``) leaves
-the answer open."""
 _DOUBTING_QUESTION: Final = re.compile(
     r"\d|\\|\b(?:right|correct|wrong|sure|true|false|valid|accurate|ok|okay|answer|result|value|solution|"
     r"mistake|error|or|really|certain|possible|check\w*|agree|think|believe|guess|maybe|perhaps|indeed|should|shall|"
@@ -1431,45 +1452,54 @@ def _says_another_sum(sentence: str, answer: str) -> bool:
 
 
 _FOREIGN_DOUBT: Final = re.compile(
+    # German, French, Spanish, Italian, Portuguese
     r"\b(?:nicht|nein|aber|falsch|fehler|warte|vielleicht|eigentlich|sicher|mais|pas|faux|erreur|attend\w*|"
-    r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|wacht|niet|fout|"
-    r"ungef[a\u00e4]hr|etwa|wenn|falls|unsicher|environ|presque|sauf|incertain|aproximadamente|casi|tal\s+vez|creo|"
-    r"equivocad\w*|forse|quasi|sbagliat\w*|per[o\u00f2]|tuttavia|talvez|n[a\u00e3]o|cerca|quase|errad\w*|mas|"
-    r"por[e\u00e9]m|glaube|acho|creio|penso|credo|je\s+crois|creo\s+que|"
-    # Dutch, Swedish
-    r"misschien|ongeveer|bijna|onzeker|verkeerd|nee|geen|tenzij|indien|als|maar|moet|nog|denk|geloof|vermoedelijk|"
-    r"schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|"
-    r"tror|gissa\w*|uppskattning\w*|bara|del|gr[a\u00e4]ns|"
-    r"zgaduj\w*|oszacowani\w*|tylko|s[a\u0105]dz[e\u0119]|my[s\u015b]l[e\u0119]|cz[e\u0119][s\u015b][c\u0107]\w*|"
-    r"san[i\u0131]r[i\u0131]m|galiba|tahmin\w*|k[i\u0131]s[i\u0131]m|b[o\u00f6]l[u\u00fc]m|"
-    r"kira|rasa|perkiraan|tebak\w*|bagian|saja|hanya|batas|paling\s+(?:sedikit|banyak)|setidaknya|benar|atau|"
-    r"eller|troligen|albo|lub|prawdopodobnie|ya\s+da|veya|muhtemelen|hatal\w*|iets\s+(?:meer|minder)|"
-    r"\u0437\u0434\u043e\u0433\u0430\u0434\u043a\w*|\u0445\u0438\u0431\u043d\w*|\u043b\u0438\u0448\u0435|"
-    r"ho\u1eb7c|"
-    r"\u0111o\u00e1n|\u01b0\u1edbc\s+t\u00ednh|ph\u1ea7n|ch\u1ec9|"
-    r"inte|kanske|ungef[a\u00e4]r|n[a\u00e4]stan|egentligen|fel|felaktig\w*|os[a\u00e4]ker|tveksam\w*|nej|v[a\u00e4]nta|om|"
-    # Polish, Turkish
-    r"nie|mo[z\u017c]e|chyba|oko[l\u0142]o|prawie|w[l\u0142]a[s\u015b]ciwie|b[l\u0142][a\u0105]d|b[l\u0142][e\u0119]dn\w*|"
-    r"je[s\u015b]li|je[z\u017c]eli|niepewn\w*|pewien|pewna|"
-    r"belki|de[g\u011f]il\w*|e[g\u011f]er|yakla[s\u015f][i\u0131]k|neredeyse|asl[i\u0131]nda|yanl[i\u0131][s\u015f]|ama|"
-    r"hay[i\u0131]r|emin|"
-    # Indonesian, Vietnamese
+    r"peut|plut[o\u00f4]t|non(?!-)|pero|espera|quiz[a\u00e1]s|seguro|incorrect[oa]|falso|realidad|"
+    r"ungef[a\u00e4]hr|etwa|wenn|falls|unsicher|glaube|environ|presque|sauf|incertain|je\s+crois|aproximadamente|"
+    r"casi|tal\s+vez|creo|equivocad\w*|forse|quasi|sbagliat\w*|per[o\u00f2]|tuttavia|credo|penso|talvez|n[a\u00e3]o|"
+    r"cerca|quase|errad\w*|mas|por[e\u00e9]m|acho|creio|"
+    # Dutch
+    r"wacht|niet|fout|misschien|ongeveer|bijna|onzeker|verkeerd|nee|geen|tenzij|indien|als|maar|moet|nog|denk|"
+    r"geloof|vermoedelijk|schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|iets\s+(?:meer|minder)|"
+    # Swedish
+    r"inte|kanske|ungef[a\u00e4]r|n[a\u00e4]stan|egentligen|fel|felaktig\w*|os[a\u00e4]ker|tveksam\w*|nej|"
+    r"v[a\u00e4]nta|om|tror|gissa\w*|uppskattning\w*|bara|del|gr[a\u00e4]ns|eller|troligen|"
+    # Polish
+    r"nie|mo[z\u017c]e|chyba|oko[l\u0142]o|prawie|w[l\u0142]a[s\u015b]ciwie|b[l\u0142][a\u0105]d"
+    r"|b[l\u0142][e\u0119]dn\w*|"
+    r"je[s\u015b]li|je[z\u017c]eli|niepewn\w*|pewien|pewna|zgaduj\w*|oszacowani\w*|tylko|s[a\u0105]dz[e\u0119]|"
+    r"my[s\u015b]l[e\u0119]|cz[e\u0119][s\u015b][c\u0107]\w*|albo|lub|prawdopodobnie|"
+    # Turkish
+    r"belki|de[g\u011f]il\w*|e[g\u011f]er|yakla[s\u015f][i\u0131]k|neredeyse|asl[i\u0131]nda|yanl[i\u0131][s\u015f]"
+    r"|ama|"
+    r"hay[i\u0131]r|emin|san[i\u0131]r[i\u0131]m|galiba|tahmin\w*|k[i\u0131]s[i\u0131]m|b[o\u00f6]l[u\u00fc]m|ya\s+da"
+    r"|veya|"
+    r"muhtemelen|hatal\w*|"
+    # Indonesian
     r"mungkin|bukan|tidak|jika|kalau|tapi|tetapi|sekitar|hampir|sebenarnya|salah|kira-kira|kurang\s+lebih|ragu|belum|"
-    r"kh\u00f4ng|c\u00f3\s+l\u1ebd|c\u00f3\s+th\u1ec3|kho\u1ea3ng|g\u1ea7n|sai|n\u1ebfu|nh\u01b0ng|th\u1ef1c\s+ra|ch\u01b0a|"
+    r"kira|rasa|perkiraan|tebak\w*|bagian|saja|hanya|batas|paling\s+(?:sedikit|banyak)|setidaknya|benar|atau|"
+    # Vietnamese
+    r"kh\u00f4ng|c\u00f3\s+l\u1ebd|c\u00f3\s+th\u1ec3|kho\u1ea3ng|g\u1ea7n|sai|n\u1ebfu|nh\u01b0ng|th\u1ef1c\s+ra"
+    r"|ch\u01b0a|"
+    r"ho\u1eb7c|\u0111o\u00e1n|\u01b0\u1edbc\s+t\u00ednh|ph\u1ea7n|ch\u1ec9|"
     # Ukrainian and Russian
     r"\u043d\u0435|\u043d\u0456|\u043c\u043e\u0436\u043b\u0438\u0432\u043e|\u043c\u0430\u0431\u0443\u0442\u044c|"
     r"\u043f\u0440\u0438\u0431\u043b\u0438\u0437\u043d\u043e|\u043c\u0430\u0439\u0436\u0435|"
     r"\u043d\u0430\u0441\u043f\u0440\u0430\u0432\u0434\u0456|\u043f\u043e\u043c\u0438\u043b\u043a\w*|"
     r"\u043d\u0435\u043f\u0440\u0430\u0432\u0438\u043b\u044c\u043d\w*|\u044f\u043a\u0449\u043e|\u0430\u043b\u0435|"
+    r"\u0437\u0434\u043e\u0433\u0430\u0434\u043a\w*|\u0445\u0438\u0431\u043d\w*|\u043b\u0438\u0448\u0435|"
     r"\u0432\u043e\u0437\u043c\u043e\u0436\u043d\u043e|\u043d\u0430\u0432\u0435\u0440\u043d\u043e|"
-    r"\u043f\u0440\u0438\u043c\u0435\u0440\u043d\u043e|\u043f\u043e\u0447\u0442\u0438|\u043e\u0448\u0438\u0431\u043a\w*|"
+    r"\u043f\u0440\u0438\u043c\u0435\u0440\u043d\u043e|\u043f\u043e\u0447\u0442\u0438"
+    r"|\u043e\u0448\u0438\u0431\u043a\w*|"
     r"\u0435\u0441\u043b\u0438|\u043d\u043e)\b"
     # Arabic (not, perhaps, about, wrong, if, but) and Hindi (not, perhaps, about, wrong, if, but, guess, only):
     # their vowel signs are not word characters, so these are found anywhere
-    r"|\u0644\u064a\u0633|\u0631\u0628\u0645\u0627|\u062a\u0642\u0631\u064a\u0628|\u062e\u0637\u0623|\u062e\u0627\u0637\u0626"
+    r"|\u0644\u064a\u0633|\u0631\u0628\u0645\u0627|\u062a\u0642\u0631\u064a\u0628|\u062e\u0637\u0623"
+    r"|\u062e\u0627\u0637\u0626"
     r"|\u0625\u0630\u0627|\u0644\u0643\u0646|\u063a\u064a\u0631|\u062a\u062e\u0645\u064a\u0646|\u0644\u0633\u062a"
     r"|\u0645\u062c\u0631\u062f|\u0623\u0648"
-    r"|\u0928\u0939\u0940\u0902|\u0936\u093e\u092f\u0926|\u0932\u0917\u092d\u0917|\u0917\u0932\u0924|\u0917\u093c\u0932\u0924"
+    r"|\u0928\u0939\u0940\u0902|\u0936\u093e\u092f\u0926|\u0932\u0917\u092d\u0917|\u0917\u0932\u0924"
+    r"|\u0917\u093c\u0932\u0924"
     r"|\u092f\u0926\u093f|\u0905\u0917\u0930|\u0932\u0947\u0915\u093f\u0928|\u092a\u0930\u0902\u0924\u0941"
     r"|\u0905\u0928\u0941\u092e\u093e\u0928|\u0915\u0947\u0935\u0932",
     re.IGNORECASE,
