@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handlers.grading import extract_final_answer, grade_answer
+from handlers.grading.asked import question_asked
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "grading" / "right_replies.jsonl.gz"
 SECOND_CORPUS = CORPUS.with_name("right_replies_second.jsonl.gz")
@@ -72,7 +73,8 @@ def score(reply: str, gold: str, mode: str = "math", question: str | None = None
     try:
         if mode != "math":
             return grade_answer(reply, gold, mode).score, None
-        answer = extract_final_answer(reply)
+        with question_asked(question):
+            answer = extract_final_answer(reply)
         return (grade_answer(answer, gold, question=question).score if answer is not None else 0.0), answer
     except Exception:  # noqa: BLE001 - a grader that raises scores 0, as a grading worker reports it
         return 0.0, None

@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from handlers.grading.asked import question_asked
+
 Extractor = Callable[[str, "str | None"], "str | None"]
 """``(reply text, <answer> body or None) -> final answer or None``."""
 
@@ -40,6 +42,13 @@ class Domain:
     answer_usage: str | None = None
     default_tools: tuple[str, ...] = ()
     description: str = ""
+
+    def final_answer(self, reply: str, answer: str | None, question: object = None) -> str | None:
+        """The reply's final answer as :attr:`extract` reads it, with the problem's ``question`` known while it
+        reads (:func:`handlers.grading.asked.question_asked`: a final box whose subject names another quantity
+        than the one asked for, ``Its cube is``, is not the answer). Deciders, regrades and benchmarks call this."""
+        with question_asked(question):
+            return self.extract(reply, answer)
 
     def check(self) -> None:
         """Raise ``ValueError`` saying what is wrong with this definition."""

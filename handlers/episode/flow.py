@@ -101,7 +101,9 @@ def parse_reply(
         # ``tool`` names the call that runs: none on the last step or for an answer ask.
         parsed = msgspec.structs.replace(parsed, tool=None, tool_input=None)
     valid_answer = parsed.kind == "answer" and parsed.valid
-    final = ctx.catalog.domain_of(settings).extract(text, parsed.answer) if valid_answer else None
+    problem = episode_state(ctx.history).problem
+    question = problem.question if problem is not None else None
+    final = ctx.catalog.domain_of(settings).final_answer(text, parsed.answer, question) if valid_answer else None
     return ctx.new(
         ActionParsed, "action",
         call_id=event.call_id, role=event.role, step=event.step, kind=parsed.kind,

@@ -49,7 +49,7 @@ def ending_text(state: EpisodeState, mode: str, catalog: Catalog) -> str | None:
     if mode in WHOLE_TEXT_GRADERS:
         return graded_text(state)
     last = state.last()
-    return catalog.domain_of(state.run).extract(stepped_text(last), None) if last else None
+    return catalog.domain_of(state.run).final_answer(stepped_text(last), None, _question(state)) if last else None
 
 
 def current_extraction(state: EpisodeState, recorded: str, catalog: Catalog) -> str | None:
@@ -63,7 +63,12 @@ def current_extraction(state: EpisodeState, recorded: str, catalog: Catalog) -> 
         domain = catalog.domain_of(state.run)
     except ExtensionMissing:
         return recorded  # a plugin domain not installed here: its own extraction stands
-    return domain.extract(last.response, recorded)
+    return domain.final_answer(last.response, recorded, _question(state))
+
+
+def _question(state: EpisodeState) -> str | None:
+    """The problem's question, which extraction reads a final box's subject against."""
+    return state.problem.question if state.problem is not None else None
 
 
 def graded_episode(history: Sequence[Event], graded: AnswerGraded) -> EpisodeState:

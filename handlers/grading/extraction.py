@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from handlers.grading.asked import names_what_is_asked
 from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
 from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
@@ -146,7 +147,7 @@ def _code_after_the_answer(shown: str, bare: str) -> str | None:
     after = [fence.group().strip("`") for fence in fences if fence.start() >= answered]
     code = "\n".join(body.split("\n", 1)[1] if "\n" in body else body for body in after).replace("\\", " ")
     said = "\n".join(_statements_and_comments(line) for line in code.split("\n"))
-    return sentence_taking_back(said, 0, bare) if said.strip() else None
+    return sentence_taking_back(said, 0, bare, shown=False) if said.strip() else None
 
 
 def _statements_and_comments(line: str) -> str:
@@ -173,7 +174,7 @@ def _hidden_after_the_answer(written: str, bare: str) -> str | None:
     if answered is None:
         return None
     said = "\n".join(comment for start, _, comment in sorted(hidden) if start >= answered).replace("\\", " ")
-    return sentence_taking_back(said, 0, bare) if said.strip() else None
+    return sentence_taking_back(said, 0, bare, shown=False) if said.strip() else None
 
 
 def _with_taken_back(read: str, taken_back: str) -> str:
@@ -948,16 +949,20 @@ def _only_announces(clause: str) -> bool:
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
     bare = [word.lower().strip(".!?\"'()[]") for word in words]
     if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
-        return True
+        return names_what_is_asked(word for word in bare if word in _QUANTITY_ANNOUNCED)
     if any(_ANSWER_NOUN.fullmatch(word) for word in bare):
         # A subject that names the answer says which answer it means: only announcing words may qualify it
         # ("the correct answer to the problem is"), never "the naive answer", "the answer in base 8",
         # "the square of the answer", "Alice says the answer", "for n = 3 the answer".
         return all(word in _ANNOUNCING or word in _ANSWER_QUALIFIERS or (len(word) == 1 and word.isalpha())
                    for word in bare)
-    return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1
+    # "the area is", "Janet makes": with the question known, the subject must name what it asks ("Its cube is"
+    # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
+    return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1 and names_what_is_asked(bare[:-1])
 
 
+_QUANTITY_ANNOUNCED: Final = frozenset({"sum"})
+"""Words of :data:`_ANNOUNCING` that name a quantity of their own (``The sum is`` when the product was asked)."""
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
 _SCARE_QUOTES: Final = re.compile(
     r"(?<!\w)[\"\u201c\u201d\u2018\u2019'`]+\s*[A-Za-z][\w\s-]{0,30}?[\"\u201c\u201d\u2018\u2019'`]+(?!\w)")
@@ -1537,9 +1542,11 @@ def _offer_dropped(offer: re.Match[str]) -> str:
     return said if _TAKING_BACK.search(said) or _FOREIGN_DOUBT.search(said) else " "
 
 
-def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
+def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = True) -> str | None:
     """The first sentence of ``region`` from ``start`` on that takes ``answer`` back (the rules of
-    :func:`later_sentence_taking_back`), or ``None``."""
+    :func:`later_sentence_taking_back`), or ``None``. ``shown=False``: ``region`` is code or comments after the
+    answer, which no reader takes for a remark on it, so only a short one needs a confirming word
+    (:func:`_unconfirmed_remark`); the other rules read it as they read prose."""
     boxed = _bare_text(answer)
     for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
         sentence = " ".join(_formatting_dropped(region[start:end]).split())
@@ -1578,7 +1585,7 @@ def sentence_taking_back(region: str, start: int, answer: str) -> str | None:
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
         # A remark that holds a value is judged by the value rules above; a question by the question rule.
-        if mark != "?" and _unconfirmed_remark(prose) and not re.search(r"\d|\$|\\[(\[]", sentence):
+        if mark != "?" and _unconfirmed_remark(prose, shown=shown) and not re.search(r"\d|\$|\\[(\[]", sentence):
             return sentence + mark.strip()
     return None
 
@@ -1604,14 +1611,84 @@ _CONFIRMING_REMARK: Final = re.compile(
 ``Verified.``, ``Done!``, ``Good luck!``, ``QED``)."""
 
 
-def _unconfirmed_remark(prose: str) -> bool:
-    """Whether a remark of a few words after the final box says anything but a confirmation or a closing: the
-    lists of take-backs cannot hold every ``Yeah right.``, ``Psych!``, ``My bad.``, ``Beats me.`` or ``Fel.``, so
-    a short remark keeps the box only with a word that confirms or closes it (:data:`_CONFIRMING_REMARK`)."""
-    if re.match(r"\s*~\s*\w", prose):
-        return False  # "~cool_geo": a forum signature
+def _unconfirmed_remark(prose: str, *, shown: bool = True) -> bool:
+    """Whether a remark after the final box (a sentence holding no value) says anything but a confirmation or a
+    closing. The lists of take-backs cannot hold every ``Yeah right.``, ``I would not put money on that one.`` or
+    ``All that's left is to take the square root of this.``, so a remark keeps the box only with positive evidence:
+    a short one (a few words) with a word that confirms or closes (:data:`_CONFIRMING_REMARK`), a longer one that
+    confirms (:data:`_CONFIRMING_SENTENCE`) or encourages (:data:`_ENCOURAGING`) and holds no word that doubts,
+    conditions or changes anything (:data:`_NOT_PLAIN_CONFIRMATION`)."""
+    if re.match(r"\s*[~\-\u2014]\s*[\w\[]", prose):
+        return False  # "~cool_geo", "-[user](link)": a forum signature
     words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", prose)
-    return 0 < len(words) <= _REMARK_WORDS and not _CONFIRMING_REMARK.search(prose)
+    if not words:
+        return False
+    plain = not _NOT_PLAIN_CONFIRMATION.search(_HARMLESS_PHRASES.sub(" ", prose))
+    if len(words) <= _REMARK_WORDS:
+        # "Verified.", "It cannot be smaller.", but not "I withdraw this answer."
+        return not (plain and (_CONFIRMING_REMARK.search(prose) or _CONFIRMING_SENTENCE.search(prose)))
+    if not shown:
+        return False  # "% a note on the layout": a comment or a line of code is no remark on the answer
+    return not (plain and (_CONFIRMING_SENTENCE.search(prose) or _ENCOURAGING.match(prose)))
+
+
+_CONFIRMING_SENTENCE: Final = re.compile(
+    r"\b(?:verif\w*|confirm\w*|checks?\s+out|check(?:ed|ing)?|double-check\w*|consistent|satisf\w*|match(?:es|ed)?|"
+    r"holds?|agrees?|works?\s+out|makes\s+sense|sanity|as\s+expected|is\s+correct|correct(?:ly)?|valid|recap|"
+    r"summary|in\s+short|in\s+summary|confident|need\s+to\s+consider|same\s+(?:result|answer|value)|"
+    r"(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)|the\s+only\s+(?:one|solution|value|root|answer)|no\s+other|unique|"
+    r"no\s+further|not\s+hard\s+to|rejected|extraneous|the\s+units?\s+(?:are|is)|counts?\s+each\s+\w+(?:\s+\w+)?"
+    r"\s+(?:exactly\s+)?once|helps?\s+(?:to\s+)?(?:see|understand)\s+why|(?:shown|derived|explained|worked\s+out)"
+    r"\s+above)\b|"
+    r"\A\W*(?:this|that|it)\s+is\s+(?:the|our|my)\s+(?:final\s+)?(?:answer|result|total|value|count|number\s+of)\b",
+    re.IGNORECASE,
+)
+"""What a longer remark after the box says when it confirms, sums up or names what the box is (``Substituting back
+confirms this result.``, ``All conditions of the problem are satisfied.``, ``**Recap:** we set up the equations and
+solved them.``, ``There are no other solutions.``, ``This is the number of ways.``)."""
+_ENCOURAGING: Final = re.compile(
+    r"\W*(?:(?:nice|great|good|excellent)\s+(?:work|job|effort)|well\s+done|keep\s+(?:practi[cs]\w*|it\s+up|going)|"
+    r"try\s+(?:a\s+)?similar|happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|thank\s+you|"
+    r"notice\s+how\s+each\s+step)",
+    re.IGNORECASE,
+)
+"""How a tutor's closing line begins (``Nice work sticking with it.``, ``Keep practicing problems like this one.``,
+``Happy to clarify any step.``): it encourages and says nothing about the box."""
+_HARMLESS_PHRASES: Final = re.compile(
+    r"\bdouble[-\s]?check\w*|\bthe\s+only\s+(?:one|solution|value|root|answer|candidate)\b|\bonly\s+used\b|"
+    r"\bif\s+(?:needed|necessary|anything\s+is\s+unclear|you(?:'d|\s+would)?\s+like)\b|"
+    r"\b(?:match\w*|consistent\s+with|agrees?\s+with)\s+(?:our|the|my)\s+(?:earlier\s+)?"
+    r"(?:estimate|approximat\w*(?:\s+value)?)\b|"
+    r"\b(?:we|you|i)\s+(?:don't|do\s+not|didn't|did\s+not)\s+need\s+to\s+consider\s+the\s+other\s+cases?\b|"
+    r"\b(?:there\s+(?:are|is)\s+|with\s+)?no\s+other\s+(?:values?|solutions?|answers?|candidates?|cases?|roots?)"
+    r"(?:\s+(?:works?|satisf\w*|fits?))?\b|"
+    r"\bthe\s+other\s+(?:roots?|solutions?|values?|cases?|candidates?)\s+(?:is|are)\s+"
+    r"(?:rejected|extraneous|discarded|excluded|invalid|impossible)\b|"
+    r"\bno\s+further\s+(?:steps?|work|computation|simplification)\s+(?:is|are)\s+(?:needed|necessary|required)\b|"
+    r"\bnot\s+hard\s+to\s+(?:check|verify|see)\b|"
+    r"\b(?:it|this|that)\s+(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)\b|\bbut\s+(?=let\s+(?:me|us)\s+(?:double[-\s]?)?check)|"
+    r"\bthe\s+units?\s+(?:are|is)\b",
+    re.IGNORECASE,
+)
+"""Phrases of right closings that hold a word of :data:`_NOT_PLAIN_CONFIRMATION` and still only confirm or offer
+(``Let's double-check``, ``it is the only one that does``, ``Happy to clarify any step if needed``, ``No other
+value works.``, ``(The units are dollars.)``: the unit itself is still read)."""
+_NOT_PLAIN_CONFIRMATION: Final = re.compile(
+    r"\b(?:not|no|never|nothing|none|nor|\w+n't|cannot|but|however|although|though|yet|except|unless|if|whether|"
+    r"only|wrong|incorrect\w*|fail\w*|doubt\w*|unsure|uncertain\w*|suspic\w*|maybe|perhaps|probabl\w*|"
+    r"possibl\w*|might|may|could|would|should|chances?|odds|guess\w*|bet|hunch|feel\w*|seems?|appears?|"
+    r"round\w*|approx\w*|adjust\w*|need\w*|still|left|remain\w*|instead|rather|other|another|different|wait|"
+    r"actually|hmm+|oops|mistake\w*|errors?|botch\w*|withdraw\w*|retract\w*|provisional\w*|tentative\w*|"
+    r"placeholder|stand-?in|working|draft|assum\w*|suppos\w*|rough\w*|estimat\w*|nearly|almost|partial\w*|"
+    r"half|twice|double|triple|squared?|roots?|cubed?|add\w*|subtract\w*|multipl\w*|divid\w*|times|minus|plus|"
+    r"reciprocal|scal\w*|units?|per|thousands?|millions?|billions?|percent\w*|base|except|excluding|including|"
+    r"ignor\w*|skip\w*|later|first|earlier|previous|old|new|revis\w*|updat\w*|chang\w*|replac\w*|swap\w*|"
+    r"switch\w*|correct(?:ed|ion)|fix\w*|bunk|bogus|garbage|nonsense|random|arbitrar\w*|filler|copied|copying)\b",
+    re.IGNORECASE,
+)
+"""Words that keep a longer remark from being a plain confirmation: denials, conditions, doubts, hedges, a
+scale or an operation still to apply, another or an earlier value, a revision (``This is consistent only if the
+coins are fair.``, ``It checks out, but multiply by the group size.``)."""
 
 
 def _split_clause(after: str) -> tuple[str, str]:

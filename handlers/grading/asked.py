@@ -1,0 +1,108 @@
+"""What the question asks about: the quantity a final box's subject names must be one the question names.
+
+``Its cube is \\boxed{27}``, ``The perimeter is \\boxed{24}`` and ``The sum of its digits is \\boxed{9}`` state a
+value of a quantity made from another. Without the question a reader cannot tell whether that quantity is the one
+asked for (the gold may be exactly its cube), so the reply gives no evidence either way. With the question, it does:
+a subject that names such a quantity the question never names (the cube of the answer, the perimeter when the area
+was asked) states something else than the answer, and its box is not the reply's answer to this question.
+
+Extraction reads the question from :func:`question_asked`, which the callers that know it (an episode's decider,
+a regrade, the right-reply benchmark) set around the call. Without it the subject is not checked, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from typing import Final
+
+_QUESTION: ContextVar[str | None] = ContextVar("question_asked", default=None)
+
+
+def _family(subject: str, question: str = "", signs: str = "") -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A derived quantity: the words a subject names it by, and the words and formula signs of a question that ask
+    for it (the subject's words count too)."""
+    asked = rf"\b(?:{subject}|{question})\b" if question else rf"\b(?:{subject})\b"
+    return re.compile(rf"\b(?:{subject})\b", re.IGNORECASE), re.compile(f"{asked}|{signs}" if signs else asked,
+                                                                      re.IGNORECASE)
+
+
+DERIVED_QUANTITIES: Final = {
+    "cube": _family(r"cubes?|cubed", r"cubic|cubing"),
+    "square": _family(r"squares?|squared", r"squaring"),
+    "double": _family(r"doubl(?:e|es|ed|ing)|twice", r"two\s+times"),
+    "triple": _family(r"tripl(?:e|es|ed|ing)|thrice", r"three\s+times"),
+    "quadruple": _family(r"quadrupl(?:e|es|ed|ing)", r"four\s+times"),
+    "half": _family(r"half|halves|halved|halving"),
+    "reciprocal": _family(r"reciprocals?"),
+    "inverse": _family(r"inverses?", "", r"\^\{?-1\}?"),
+    "negative": _family(r"negatives?|negation|opposites?"),
+    "complement": _family(r"complements?", r"complementary"),
+    "conjugate": _family(r"conjugates?"),
+    "digit": _family(r"digits?"),
+    "remainder": _family(r"remainders?|residues?|modulo|mod", r"pmod|bmod|divided"),
+    "factorial": _family(r"factorials?", "", r"\d!"),
+    "logarithm": _family(r"logarithms?|logs?", r"ln"),
+    "exponential": _family(r"exponentials?", r"exp"),
+    "absolute value": _family(r"absolute", "", r"\|"),
+    "percentage": _family(r"percent|percentages?", "", r"%"),
+    "perimeter": _family(r"perimeters?"),
+    "area": _family(r"areas?"),
+    "volume": _family(r"volumes?"),
+    "circumference": _family(r"circumferences?"),
+    "diameter": _family(r"diameters?"),
+    "radius": _family(r"radius|radii"),
+    "sum": _family(r"sums?", r"summ\w*|total|add\w*|altogether|combined", r"\+"),
+    "product": _family(r"products?", r"multipl\w*", r"\\cdot|\\times|\\prod"),
+    "difference": _family(r"differences?", r"differ\w*|subtract\w*|minus", r"-"),
+    "quotient": _family(r"quotients?", r"divid\w*", r"\\frac"),
+    "ratio": _family(r"ratios?", r"fractions?", r"\\frac|:"),
+    "average": _family(r"averages?", r"mean"),
+    "median": _family(r"medians?"),
+}
+"""Quantities made from another (its cube, twice it, the sum of its digits, the remainder, the perimeter rather than
+the area): the words a final box's subject names each by, and the words or signs of a question that ask for it
+(``Find $a+b+c$`` asks for a sum). A closed list, so a subject in other words (``the maximum slope``, ``the roots``)
+is not checked: synonyms of what was asked are common in right replies, and reading them would need the question
+understood, not matched. ``mean`` names an average only in a question: in a reply's subject it is as often a verb
+(``That means the value is``)."""
+
+
+@contextlib.contextmanager
+def question_asked(question: object) -> Iterator[None]:
+    """While a reply is read: the question it answers, so a final box's subject is checked against it
+    (:func:`names_what_is_asked`). A question that is not text names nothing, and the subject is not checked."""
+    token = _QUESTION.set(question if isinstance(question, str) else None)
+    try:
+        yield
+    finally:
+        _QUESTION.reset(token)
+
+
+def names_what_is_asked(subject: Iterable[str]) -> bool:
+    """Whether ``subject`` (a final box's subject, its words in lower case: ``its cube``, ``the sum of the roots``)
+    names a quantity the question being read asks for: the first quantity of :data:`DERIVED_QUANTITIES` it names, if
+    any, must be one the question names too. ``True`` when no question is known."""
+    question = _QUESTION.get()
+    if question is None:
+        return True
+    words = " ".join(subject)
+    named = [(found.start(), asked) for named, asked in DERIVED_QUANTITIES.values() if (found := named.search(words))]
+    if not named:
+        return True
+    # The first one is the quantity the subject names ("the area of the square" is an area); a later one names it
+    # too when it is of the answer ("the sum of its digits"), not when it is a thing the problem is about ("of the
+    # square").
+    without_objects = _OF_A_THING.sub(" ", words)
+    also = [asked for named, asked in DERIVED_QUANTITIES.values() if named.search(without_objects)]
+    return all(asked.search(question) for asked in [min(named, key=lambda pair: pair[0])[1], *also])
+
+
+_OF_A_THING: Final = re.compile(r"\bof\s+(?:the|a|an|this|that|each|every)\s+[\w-]+", re.IGNORECASE)
+
+
+def question_known() -> bool:
+    """Whether a question is being read with the reply."""
+    return _QUESTION.get() is not None
