@@ -54,13 +54,14 @@ DERIVED_QUANTITIES: Final = {
     "circumference": _family(r"circumferences?"),
     "diameter": _family(r"diameters?"),
     "radius": _family(r"radius|radii"),
-    "sum": _family(r"sums?", r"summ\w*|total|add\w*|altogether|combined", r"\+"),
-    "product": _family(r"products?", r"multipl\w*", r"\\cdot|\\times|\\prod"),
+    "sum": _family(r"sums?", r"summ\w*|total|add\w*|plus|altogether|combined", r"\+"),
+    "product": _family(r"products?", r"multipl\w*|times", r"\\cdot|\\times|\\prod"),
     "difference": _family(r"differences?", r"differ\w*|subtract\w*|minus", r"-"),
     "quotient": _family(r"quotients?", r"divid\w*", r"\\frac"),
     "ratio": _family(r"ratios?", r"fractions?", r"\\frac|:"),
     "average": _family(r"averages?", r"mean"),
     "median": _family(r"medians?"),
+    "successor": _family(r"next|successor|predecessor|preceding"),
 }
 """Quantities made from another (its cube, twice it, the sum of its digits, the remainder, the perimeter rather than
 the area): the words a final box's subject names each by, and the words or signs of a question that ask for it
@@ -106,3 +107,42 @@ _OF_A_THING: Final = re.compile(r"\bof\s+(?:the|a|an|this|that|each|every)\s+[\w
 def question_known() -> bool:
     """Whether a question is being read with the reply."""
     return _QUESTION.get() is not None
+
+
+def formula_names_what_is_asked(before: str) -> bool:
+    """Whether the formula a final box closes states a value of what the question asks for. A first side that is
+    one name changed by a number (``$2k = \\boxed{36}$``, ``$v + 1 = \\boxed{19}$``, ``$N^3 = \\boxed{27}$``) names
+    a quantity made from that name, so it must be written in the question (``Find $2k$.``). Other first sides are
+    left alone: one name (``x``, ``a_5``, ``f(3)``), arithmetic on numbers, and the many expressions right
+    solutions compute through (``AB + AC + BC``, ``\\frac{1}{2} \\cdot AD \\cdot CD``). ``before`` is the box's
+    sentence up to the box, the caller's to give only when its prose names no quantity (a subject is read by
+    :func:`names_what_is_asked`); ``True`` when no question is known or the box closes no formula."""
+    question = _QUESTION.get()
+    if question is None:
+        return True
+    opened = _LAST_FORMULA.search(before)
+    if opened is None or not _RELATION_AT_END.search(opened.group("formula")):
+        return True
+    first = _RELATION.split(opened.group("formula"))[0].strip()
+    return not _NAME_CHANGED_BY_A_NUMBER.fullmatch(first) or _compact(first) in _compact(question)
+
+
+_LAST_FORMULA: Final = re.compile(r"(?:\$\$?|\\\(|\\\[)(?P<formula>[^$]*?)\Z", re.DOTALL)
+"""The formula still open where the box starts (``... so $2k = `` before ``\\boxed{36}$``)."""
+_RELATION: Final = re.compile(r"=|\\approx|\\equiv")
+_RELATION_AT_END: Final = re.compile(r"(?:=|\\approx|\\equiv)\s*\Z")
+_ONE_LETTER: Final = r"[A-Za-z](?:_\{[^{}]*\}|_\w)?"
+_NUMBER: Final = r"\d+(?:\.\d+)?"
+_NAME_CHANGED_BY_A_NUMBER: Final = re.compile(
+    rf"-\s*{_ONE_LETTER}|{_NUMBER}\s*(?:\\cdot|\\times)?\s*{_ONE_LETTER}|{_ONE_LETTER}\s*[-+]\s*{_NUMBER}"
+    rf"|{_ONE_LETTER}\s*\^\s*\{{?{_NUMBER}\}}?|\\[dt]?frac\s*\{{{_ONE_LETTER}\}}\s*\{{{_NUMBER}\}}"
+    rf"|{_ONE_LETTER}\s*/\s*{_NUMBER}|\\sqrt\s*\{{{_ONE_LETTER}\}}|\({_ONE_LETTER}\)\s*\^\s*\{{?{_NUMBER}\}}?"
+)
+"""One letter changed by a number: ``2k``, ``-x``, ``v + 1``, ``N^3``, ``\\frac{n}{2}``, ``\\sqrt{m}``."""
+_COMPACT: Final = re.compile(r"\s+|\\[,;:! ]|\\left|\\right|[{}]")
+
+
+def _compact(text: str) -> str:
+    """Text with spaces, thin spaces, braces and bracket sizes dropped, to find a formula of the reply in the
+    question's (``a + b + c`` in ``Find $a+b+c$``)."""
+    return _COMPACT.sub("", text)

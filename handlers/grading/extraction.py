@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handlers.grading.asked import names_what_is_asked
+from handlers.grading.asked import formula_names_what_is_asked, names_what_is_asked
 from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
 from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
@@ -442,6 +442,7 @@ _DENYING: Final = re.compile(
     r"instead|rather|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|untrue|bogus|invalid|suppos|alleg|"
     r"reported|tentativ|prelim|candidate|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|naive|distract|"
     r"careless|suspect|wonder)\w*|nah|nope|wish|bet|runner-up|second-best|"
+    r"in\s+(?:the\s+)?(?:event|case)\s+(?:that|of)|in\s+case|should\s+(?:the\s+\w+|it|there|this|that|[a-z])\s+(?:be|have)|"
     r"let\s+(?:[a-z]|the\s+\w+)\s+be|(?:previous|earlier|original|initial|old|former|first|last)\s+"
     r"(?:attempts?|tr(?:y|ies)|guess(?:es)?|drafts?|versions?|passes?))\b|\blet\s+[a-z]\s*=",
     re.IGNORECASE,
@@ -457,7 +458,7 @@ _QUALIFYING: Final = re.compile(
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
     r"seem|appear|trap|reject|extraneous|exclud|forbid|avoid|discrepan|subtotal|partial|intermediate|estimat|"
-    r"ignor|hope)\w*|(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
+    r"ignor|hope|ballpark|guesstimat|eyeball)\w*|back-of-the-envelope|order\s+of\s+magnitude|(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
     r"(?<!maximum\s)(?<!fewest\s)possib\w*|may|used\s+to|so\s+far|(?:lower|upper)\s+bounds?|according|glance|"
     r"given\s+that|provided|providing|whenever|more\s+or\s+less|or\s+(?:more|less|fewer|so)|give\s+or\s+take|"
     r"round\w*|truncat\w*|floor|ceiling|significant\s+(?:figures?|digits?)|decimal\s+places?|nearest|"
@@ -561,7 +562,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
                   or _FOREIGN_DOUBT.search(_prose_only(later)) or _NON_ENGLISH_LETTER.search(_prose_only(later))
                   or _LATER_CLAUSE_HEDGE.search(later) or _continues_with_a_value(later)
-                  or _renames_another_value(later, answer)
+                  or _renames_another_value(later, answer) or _another_value_reported(later, _bare_text(answer))
                   or _concludes_another_value(later, _prose_only(later), answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence_start = _sentence_start(text, begin)
@@ -590,7 +591,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
-            or _NON_ENGLISH_LETTER.search(prose) else "")
+            or _NON_ENGLISH_LETTER.search(prose) or not _formula_asked(spoken, sentence) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
@@ -832,6 +833,9 @@ def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: 
         return ""
     if _DOUBTING.search(previous) or _denies_what_follows(text[previous_start:end], previous, answer, corrects):
         return previous  # "I am not sure about this one." right before the box: the doubt is the answer's
+    earlier = _prose_only(text[_sentence_start(text, max(0, previous_start - 1)):previous_start]).strip()
+    if re.search(_DISCLAIMING, earlier, re.IGNORECASE) and not corrects:
+        return f"{earlier} {previous}"  # "I couldn't solve this one. What follows is filler." over the box
     pointer = _FORWARD.search(previous)
     if pointer is None:
         return ""
@@ -847,6 +851,15 @@ _CLOSING_MARKS: Final = re.compile(r"[.!?](?:\$+|\\[)\]]|\*\*|__|\s)*\Z")
 """What closes a sentence: its full stop and the delimiters and emphasis after it (``8.$``, ``8.\\]**``)."""
 
 
+_DISCLAIMING: Final = (
+    r"\bfiller\b|\bcop(?:y|ying|ied)\s+(?:a|the|an|some)\b|\bnot\s+justified\b|\bunjustified\b|"
+    r"\bI(?:'m|\s+am|\s+was)?\s+(?:\w+\s+){0,2}guess\w*|\b(?:my|a|pure|wild|blind)\s+guess\w*|\bguesswork\b|"
+    r"\bprobably\s+not\b|\b(?:couldn't|could\s+not|can't|cannot|didn't|did\s+not)\s+(?:actually\s+)?"
+    r"(?:solve|finish|figure|do|compute|check|work\s+out)\b|\bno\s+idea\b|\bwinging\b|\bmade\s+(?:it\s+)?up\b|"
+    r"\bbluff\w*|\bcaveat\b|\bthin\s+air\b|\bnot\s+(?:sure|certain|confident)\b|\bjust\s+a\s+number\b"
+)
+"""A disclaimer of the work, read in the two sentences before the box's (``I couldn't solve this one.``, ``What
+follows is filler.``, ``I'm just copying a number from the problem.``, ``Caveat lector: I'm guessing.``)."""
 _DENYING_BEFORE: Final = re.compile(
     r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:the\s+|my\s+|our\s+)?(?:final\s+)?(?:answer|it|right|correct|sure|"
     r"certain|confident)\b|^\W*not\b|^\W*no\W*$|\w*(?:wrong|incorrect|mistak|erroneous)\w*|"
@@ -859,7 +872,7 @@ _DENYING_BEFORE: Final = re.compile(
     r"^\W*(?:this|that|it)\s+(?:does\s+not|doesn't)\s+(?:satisfy|work|hold|check)|\bmessed\s+up\b|\bbogus\b|"
     r"\bfalse\s+(?:answer|result)\b|\bsomething\s+is\s+off\b|\bnot\s+what\b|\brandom\s+(?:pick|guess|choice)\b|"
     r"\b(?:picked|chosen|guessed)\s+(?:at\s+)?random|\bran\s+out\s+of\b|"
-    r"\bg[ai]ve\s+up\b|\bwrite\s+something\b|\bfar\s+from\s+(?:certain|sure)\b",
+    r"\bg[ai]ve\s+up\b|\bwrite\s+something\b|\bfar\s+from\s+(?:certain|sure)\b|" + _DISCLAIMING,
     re.IGNORECASE,
 )
 """Words that deny, bound or condition what follows, read in the sentence right before the box's."""
@@ -963,6 +976,14 @@ def _only_announces(clause: str) -> bool:
 
 _QUANTITY_ANNOUNCED: Final = frozenset({"sum"})
 """Words of :data:`_ANNOUNCING` that name a quantity of their own (``The sum is`` when the product was asked)."""
+def _formula_asked(spoken: str, sentence: str) -> bool:
+    """Whether the formula the box closes names what the question asks (``So $2k = \\boxed{36}$`` does not, asked
+    for k); read only when no prose subject names the quantity (``the distance between the foci is $2c =$``)."""
+    words = re.findall(r"[^\s*_~`#>]+", spoken.replace("**", " "))
+    named = any(word.lower().strip(".!?\"'()[]:,") not in _ANNOUNCING for word in words)
+    return named or formula_names_what_is_asked(sentence)
+
+
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
 _SCARE_QUOTES: Final = re.compile(
     r"(?<!\w)[\"\u201c\u201d\u2018\u2019'`]+\s*[A-Za-z][\w\s-]{0,30}?[\"\u201c\u201d\u2018\u2019'`]+(?!\w)")
