@@ -111,12 +111,12 @@ def question_known() -> bool:
 
 def formula_names_what_is_asked(before: str) -> bool:
     """Whether the formula a final box closes states a value of what the question asks for. A first side that is
-    one name changed by a number (``$2k = \\boxed{36}$``, ``$v + 1 = \\boxed{19}$``, ``$N^3 = \\boxed{27}$``) names
-    a quantity made from that name, so it must be written in the question (``Find $2k$.``). Other first sides are
-    left alone: one name (``x``, ``a_5``, ``f(3)``), arithmetic on numbers, and the many expressions right
-    solutions compute through (``AB + AC + BC``, ``\\frac{1}{2} \\cdot AD \\cdot CD``). ``before`` is the box's
-    sentence up to the box, the caller's to give only when its prose names no quantity (a subject is read by
-    :func:`names_what_is_asked`); ``True`` when no question is known or the box closes no formula."""
+    an expression of names (``$2k = \\boxed{36}$``, ``$k + k =``, ``$(k) + 1 =``, ``$k! =``, ``$N^3 =``) names a
+    quantity made from them, so it must be written in the question (``Find $m+n$.``). One name (``x``, ``a_5``,
+    ``f(3)``, ``\\angle ABC``) and arithmetic on numbers (``6 \\cdot 7``, ``3 + 2i``) are left alone. ``before`` is the
+    box's sentence up to the box; the caller skips this when the sentence's prose names a quantity the question
+    names (``the distance between the foci is $2c =``); ``True`` when no question is known or the box closes no
+    formula."""
     question = _QUESTION.get()
     if question is None:
         return True
@@ -124,21 +124,55 @@ def formula_names_what_is_asked(before: str) -> bool:
     if opened is None or not _RELATION_AT_END.search(opened.group("formula")):
         return True
     first = _RELATION.split(opened.group("formula"))[0].strip()
-    return not _NAME_CHANGED_BY_A_NUMBER.fullmatch(first) or _compact(first) in _compact(question)
+    names = _CONSTANT.sub(" ", _COMMAND.sub(" ", first))
+    if not _LETTER.search(names) or _ONE_NAME.fullmatch(first):
+        return True
+    return _compact(first) in _compact(question)
+
+
+def subject_named_in_question(words: Iterable[str]) -> bool:
+    """Whether a word of a box's prose subject (four letters or more, not a word that names nothing of its own) is
+    a word of the question being read: positive evidence that the subject names what is asked (``the distance
+    between the foci`` asked for "the distance between the foci")."""
+    question = _QUESTION.get()
+    if question is None:
+        return False
+    asked = {_singular(word) for word in _PLAIN_WORD.findall(_MATH.sub(" ", question).lower())}
+    return any(len(word) >= _CONTENT_LETTERS and word not in _GENERIC and _singular(word) in asked
+               for word in (w.lower().strip(".,;:!?\"'()[]*_`") for w in words))
+
+
+_PLAIN_WORD: Final = re.compile(r"[a-z]+")
+_MATH: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+_CONTENT_LETTERS: Final = 4
+_GENERIC: Final = frozenset({
+    "answer", "answers", "result", "value", "values", "number", "numbers", "final", "total", "quantity", "that",
+    "this", "these", "those", "which", "what", "there", "then", "thus", "hence", "therefore", "have", "with", "from",
+    "into", "find", "given", "each", "some", "such", "when", "where", "will", "would", "could", "should", "must",
+})
+"""Words of four letters or more a subject and a question share without naming the same quantity."""
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > _CONTENT_LETTERS else word
 
 
 _LAST_FORMULA: Final = re.compile(r"(?:\$\$?|\\\(|\\\[)(?P<formula>[^$]*?)\Z", re.DOTALL)
 """The formula still open where the box starts (``... so $2k = `` before ``\\boxed{36}$``)."""
 _RELATION: Final = re.compile(r"=|\\approx|\\equiv")
 _RELATION_AT_END: Final = re.compile(r"(?:=|\\approx|\\equiv)\s*\Z")
-_ONE_LETTER: Final = r"[A-Za-z](?:_\{[^{}]*\}|_\w)?"
-_NUMBER: Final = r"\d+(?:\.\d+)?"
-_NAME_CHANGED_BY_A_NUMBER: Final = re.compile(
-    rf"-\s*{_ONE_LETTER}|{_NUMBER}\s*(?:\\cdot|\\times)?\s*{_ONE_LETTER}|{_ONE_LETTER}\s*[-+]\s*{_NUMBER}"
-    rf"|{_ONE_LETTER}\s*\^\s*\{{?{_NUMBER}\}}?|\\[dt]?frac\s*\{{{_ONE_LETTER}\}}\s*\{{{_NUMBER}\}}"
-    rf"|{_ONE_LETTER}\s*/\s*{_NUMBER}|\\sqrt\s*\{{{_ONE_LETTER}\}}|\({_ONE_LETTER}\)\s*\^\s*\{{?{_NUMBER}\}}?"
+_LETTER: Final = re.compile(r"[A-Za-z]")
+_COMMAND: Final = re.compile(r"\\[A-Za-z]+")
+_CONSTANT: Final = re.compile(r"(?<![A-Za-z\\])(?:i|e)(?![A-Za-z])|\\pi\b|\\circ\b|\^\{?\\circ\}?")
+"""``i``, ``e`` and ``\\pi`` are numbers, not names: ``3 + 2i =`` is arithmetic."""
+_NAME: Final = r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\}|_\w)?"
+_ONE_NAME: Final = re.compile(
+    rf"{_NAME}(?:'+|\^\{{?\\prime\}}?)?"  # x, a_5, a_{{n}}, x', \theta
+    rf"|{_NAME}(?:\^\{{-1\}})?\s*(?:\\left)?\([^()]*\)(?:\\right\))?"  # f(3), P(A), f^{{-1}}(2)
+    r"|\\(?:angle|overline|overarc|widehat|measuredangle|triangle)\s*\{?[A-Z]+\}?|\[[A-Z]+\]|[A-Z]{2,3}",
+    re.DOTALL,
 )
-"""One letter changed by a number: ``2k``, ``-x``, ``v + 1``, ``N^3``, ``\\frac{n}{2}``, ``\\sqrt{m}``."""
+"""One name, which a reply may introduce for the answer (``x =``, ``a_{10} =``, ``f(3) =``, ``AB =``, ``[ABC] =``)."""
 _COMPACT: Final = re.compile(r"\s+|\\[,;:! ]|\\left|\\right|[{}]")
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handlers.grading.asked import formula_names_what_is_asked, names_what_is_asked
+from handlers.grading.asked import formula_names_what_is_asked, names_what_is_asked, subject_named_in_question
 from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
 from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
 
@@ -414,12 +414,14 @@ _DIGITS_OR_DOT: Final = frozenset("0123456789.")
 
 _SENTENCE_END: Final = re.compile(
     r"\n|(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bappr)(?<!\bapx)(?<!\babt)(?<!\bca)(?<!\best)(?<!\bmax)(?<!\bmin)"
-    r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))|</answer>"
+    r"(?<!\bavg)(?<!\bprob)(?<!\bposs)(?<!\bvs)(?<!\bs\.f)(?<!\bsig)(?<!\bfigs)[.!?](?=(?:\*\*|__)?(?:\s|$))"
+    r"(?<!\w!(?=\s*(?:[=+<>]|-|\\(?:cdot|times|le|ge|ne|approx|equiv)\b)))|</answer>"
     r"|[\u3002\uff01\uff1f\u0964]",
     re.IGNORECASE,
 )
 """Where a sentence ends. The full stop of an abbreviation that hedges or bounds (``approx.``, ``ca.``, ``est.``,
-``max.``, ``vs.``, ``2 s.f.``) does not: the abbreviation is read with the box after it."""
+``max.``, ``vs.``, ``2 s.f.``) does not: the abbreviation is read with the box after it; nor does a factorial
+followed by a relation or an operator (``$k! = \\boxed{42}$``)."""
 _STRONG_EMPHASIS: Final = re.compile(r"\*\*|__")
 """Markdown's bold markers, which close around a final sentence (``**The total is $\\boxed{42}$.**``) and say
 nothing about its value."""
@@ -978,10 +980,9 @@ _QUANTITY_ANNOUNCED: Final = frozenset({"sum"})
 """Words of :data:`_ANNOUNCING` that name a quantity of their own (``The sum is`` when the product was asked)."""
 def _formula_asked(spoken: str, sentence: str) -> bool:
     """Whether the formula the box closes names what the question asks (``So $2k = \\boxed{36}$`` does not, asked
-    for k); read only when no prose subject names the quantity (``the distance between the foci is $2c =$``)."""
-    words = re.findall(r"[^\s*_~`#>]+", spoken.replace("**", " "))
-    named = any(word.lower().strip(".!?\"'()[]:,") not in _ANNOUNCING for word in words)
-    return named or formula_names_what_is_asked(sentence)
+    for k); a prose subject that shares a word with the question names it (``the distance between the foci is
+    $2c =$``)."""
+    return subject_named_in_question(re.findall(r"[^\s*_~`#>]+", spoken)) or formula_names_what_is_asked(sentence)
 
 
 _ANSWER_NOUN: Final = re.compile(r"answer(?:s|'s|\u2019s)?")
@@ -1650,7 +1651,8 @@ def _unconfirmed_remark(prose: str, *, shown: bool = True) -> bool:
         return not (plain and (_CONFIRMING_REMARK.search(prose) or _CONFIRMING_SENTENCE.search(prose)))
     if not shown:
         return False  # "% a note on the layout": a comment or a line of code is no remark on the answer
-    return not (plain and (_CONFIRMING_SENTENCE.search(prose) or _ENCOURAGING.match(prose)))
+    return not (plain and (_CONFIRMING_SENTENCE.search(prose) or _ENCOURAGING.match(prose)
+                           or _EXPLAINING.search(prose)))
 
 
 _CONFIRMING_SENTENCE: Final = re.compile(
@@ -1667,6 +1669,18 @@ _CONFIRMING_SENTENCE: Final = re.compile(
 """What a longer remark after the box says when it confirms, sums up or names what the box is (``Substituting back
 confirms this result.``, ``All conditions of the problem are satisfied.``, ``**Recap:** we set up the equations and
 solved them.``, ``There are no other solutions.``, ``This is the number of ways.``)."""
+_EXPLAINING: Final = re.compile(
+    r"\bthe\s+key\s+(?:idea|step|insight|trick|observation|fact|point)s?\s+(?:was|were|is|are|here)\b|"
+    r"\b(?:here\s+)?we\s+used\b|\bmore\s+generally\b|\bthe\s+same\s+(?:approach|method|idea|argument|reasoning)\s+"
+    r"works\b|\bthe\s+problem\s+asks\s+for\b.*\bexactly\s+what\s+we\s+(?:computed|found)\b|"
+    r"\bas\s+it\s+(?:should|must)\s+be\b|\bas\s+required\b|\bas\s+stated\b|\bI\s+can\s+(?:walk|go|explain|show|"
+    r"elaborate|expand)\b|\bedited\s+for\s+clarity\b",
+    re.IGNORECASE,
+)
+"""What a longer remark after the box says when it explains the work it closes (``The key idea was to pair
+terms from both ends.``, ``More generally, the same approach works for any problem of this type.``, ``Note
+that the problem asks for the total, which is exactly what we computed.``, ``the answer is an integer, as it
+should be``)."""
 _ENCOURAGING: Final = re.compile(
     r"\W*(?:(?:nice|great|good|excellent)\s+(?:work|job|effort)|well\s+done|keep\s+(?:practi[cs]\w*|it\s+up|going)|"
     r"try\s+(?:a\s+)?similar|happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|thank\s+you|"
@@ -1688,7 +1702,9 @@ _HARMLESS_PHRASES: Final = re.compile(
     r"\bno\s+further\s+(?:steps?|work|computation|simplification)\s+(?:is|are)\s+(?:needed|necessary|required)\b|"
     r"\bnot\s+hard\s+to\s+(?:check|verify|see)\b|"
     r"\b(?:it|this|that)\s+(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)\b|\bbut\s+(?=let\s+(?:me|us)\s+(?:double[-\s]?)?check)|"
-    r"\bthe\s+units?\s+(?:are|is)\b",
+    r"\bthe\s+units?\s+(?:are|is)\b|\bas\s+it\s+(?:should|must)\s+be\b|\bworking\s+through\b|"
+    r"\bif\s+you(?:'d|\s+would)\s+like\b|\b(?:distribut|simplif|comput|find|solv|add|subtract|multipl|divid|factor|"
+    r"expand|compar|isolat|substitut)\w*\b[^.,;]{0,40}?\bfirst\b",
     re.IGNORECASE,
 )
 """Phrases of right closings that hold a word of :data:`_NOT_PLAIN_CONFIRMATION` and still only confirm or offer

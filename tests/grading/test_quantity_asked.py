@@ -108,9 +108,11 @@ def test_an_episode_reads_the_question_through_its_domain() -> None:
 
 
 @pytest.mark.skipif(not (DATA / "math500.jsonl").exists(), reason="the benchmark files (shared/data) are absent")
-def test_public_reference_solutions_read_without_the_question_keep_their_grade_with_it() -> None:
-    """Every MATH-500, Minerva and AIME reference solution (public, written by people) whose answer read without its
-    question scores 1 is read the same with it: the check costs right solutions nothing there."""
+def test_public_reference_solutions_read_without_the_question_almost_all_keep_their_grade_with_it() -> None:
+    """Of the MATH-500, Minerva and AIME reference solutions (public, written by people) whose answer read without
+    the question scores 1, at most :data:`MOST_LOST` read otherwise with it. All of those are the formula rule:
+    a box closing an expression of names the question does not write (``$AB + AC + BC = ...$``, ``$180^\\circ -
+    \\angle ACB = ...$``, asked for $(a_9)^9$: ``$a_1^9 = ...$``); the subject rule loses none."""
     lost = []
     for name in ("math500", "minerva_math", "aime24", "aime25"):
         for line in (DATA / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
@@ -123,17 +125,19 @@ def test_public_reference_solutions_read_without_the_question_keep_their_grade_w
             with question_asked(row["problem"]):
                 asked = extract_final_answer(solution)
             right = plain is not None and grade_answer(plain, gold, question=row["problem"]).score == 1.0
-            if right and asked != plain and row.get("unique_id") not in KNOWN_LOSSES:
+            if right and asked != plain:
                 lost.append(f"{name}: {solution[-160:]}")
-    assert not lost, lost
+    assert len(lost) <= MOST_LOST, lost
+    assert all("=" in case for case in lost), lost
 
 
-KNOWN_LOSSES = {"test/intermediate_algebra/1508.json"}
-"""The one public solution the formula rule refuses: asked for $(a_9)^9$, it ends ``so $a_1^9 = (-1)^3 =
-\\boxed{-1}$`` (it showed $a_9 = a_1$ earlier), and "a_1^9" is not written in the question."""
+MOST_LOST = 12
+"""11 of 337 at the time of writing: the price of refusing every formula of names the question does not write."""
 
 
-NAMES_CHANGED = ("2k", "-x", "v + 1", "n - 3", "N^3", "N^{2}", "\\frac{m}{2}", "m/2", "\\sqrt{t}", "3 \\cdot a")
+NAMES_CHANGED = ("2k", "-x", "v + 1", "n - 3", "N^3", "N^{2}", "\\frac{m}{2}", "m/2", "\\sqrt{t}", "3 \\cdot a",
+                 "k + k", "k \\cdot 2", "(k) + 1", "k \\cdot k \\cdot k", "2(k)", "k^2 + 1", "3k - 1", "k!", "|k - 5|",
+                 "\\sqrt[3]{k}")
 
 
 @pytest.mark.parametrize("first_side", NAMES_CHANGED)
@@ -148,15 +152,24 @@ def test_a_box_closing_a_formula_of_a_name_changed_by_a_number_scores_0_when_the
     assert score(reply, "42", "math", asked)[0] == 1.0, reply
 
 
-@pytest.mark.parametrize("reply", [
-    "So $x = \\boxed{42}$.", "Therefore $a_5 = \\boxed{42}$.", "Thus $f(3) = \\boxed{42}$.",
-    "So $6 \\cdot 7 = \\boxed{42}$.", "Hence $AB + AC = \\boxed{42}$.",
-    "Therefore, the side length of the triangle is $2a = \\boxed{42}$.",
+@pytest.mark.parametrize(("question", "reply"), [
+    (UNRELATED_QUESTION, "So $x = \\boxed{42}$."), (UNRELATED_QUESTION, "Therefore $a_5 = \\boxed{42}$."),
+    (UNRELATED_QUESTION, "Thus $f(3) = \\boxed{42}$."), (UNRELATED_QUESTION, "So $6 \\cdot 7 = \\boxed{42}$."),
+    (UNRELATED_QUESTION, "Hence $AB = \\boxed{42}$."), (UNRELATED_QUESTION, "So $3 + 2i = \\boxed{42}$."),
+    ("Find the side length of the equilateral triangle.",
+     "Therefore, the side length of the triangle is $2a = \\boxed{42}$."),
+    ("Find the perimeter of triangle $ABC$.", "The perimeter is $AB + AC + BC = \\boxed{42}$."),
 ])
-def test_one_name_arithmetic_other_expressions_and_a_named_subject_keep_the_box(reply: str) -> None:
-    """One name, numbers alone, expressions right solutions compute through, and a formula whose quantity the
-    prose names (``the side length ... is $2a =$``) are not checked against the question."""
-    assert score(reply, "42", "math", UNRELATED_QUESTION)[0] == 1.0, reply
+def test_one_name_arithmetic_and_a_subject_the_question_names_keep_the_box(question: str, reply: str) -> None:
+    """One name, numbers alone (``i`` and ``\\pi`` count as numbers), and a formula whose quantity the prose names
+    in the question's own words (``the side length ... is $2a =$``) are not checked against the question."""
+    assert score(reply, "42", "math", question)[0] == 1.0, reply
+
+
+def test_a_subject_in_words_the_question_does_not_use_does_not_excuse_a_formula_of_names() -> None:
+    """``The quantity is $k + k = \\boxed{42}$``: the subject names nothing the question names, so the formula is
+    still checked."""
+    assert score("The quantity is $k + k = \\boxed{42}$.", "42", "math", UNRELATED_QUESTION)[0] == 0.0
 
 
 @pytest.mark.parametrize("word", ["next", "successor", "predecessor", "preceding"])
