@@ -1651,8 +1651,11 @@ def _unconfirmed_remark(prose: str, *, shown: bool = True) -> bool:
         return not (plain and (_CONFIRMING_REMARK.search(prose) or _CONFIRMING_SENTENCE.search(prose)))
     if not shown:
         return False  # "% a note on the layout": a comment or a line of code is no remark on the answer
-    return not (plain and (_CONFIRMING_SENTENCE.search(prose) or _ENCOURAGING.match(prose)
-                           or _EXPLAINING.search(prose)))
+    if plain and (_CONFIRMING_SENTENCE.search(prose) or _ENCOURAGING.match(prose)):
+        return False
+    # An account of the method names operations it used ("The key idea was to divide first."): only doubts, and
+    # an operation still applied to the box ("The key idea: divide this by 2."), keep it from being evidence.
+    return not (_EXPLAINING.search(prose) and not _NOT_PLAIN_ACCOUNT.search(_HARMLESS_PHRASES.sub(" ", prose)))
 
 
 _CONFIRMING_SENTENCE: Final = re.compile(
@@ -1710,17 +1713,28 @@ _HARMLESS_PHRASES: Final = re.compile(
 """Phrases of right closings that hold a word of :data:`_NOT_PLAIN_CONFIRMATION` and still only confirm or offer
 (``Let's double-check``, ``it is the only one that does``, ``Happy to clarify any step if needed``, ``No other
 value works.``, ``(The units are dollars.)``: the unit itself is still read)."""
-_NOT_PLAIN_CONFIRMATION: Final = re.compile(
-    r"\b(?:not|no|never|nothing|none|nor|\w+n't|cannot|but|however|although|though|yet|except|unless|if|whether|"
+_DOUBTING_WORDS: Final = (
+    r"not|no|never|nothing|none|nor|\w+n't|cannot|but|however|although|though|yet|except|unless|if|whether|"
     r"only|wrong|incorrect\w*|fail\w*|doubt\w*|unsure|uncertain\w*|suspic\w*|maybe|perhaps|probabl\w*|"
     r"possibl\w*|might|may|could|would|should|chances?|odds|guess\w*|bet|hunch|feel\w*|seems?|appears?|"
-    r"round\w*|approx\w*|adjust\w*|need\w*|still|left|remain\w*|instead|rather|other|another|different|wait|"
+    r"approx\w*|adjust\w*|need\w*|still|left|remain\w*|instead|rather|other|another|different|wait|"
     r"actually|hmm+|oops|mistake\w*|errors?|botch\w*|withdraw\w*|retract\w*|provisional\w*|tentative\w*|"
     r"placeholder|stand-?in|working|draft|assum\w*|suppos\w*|rough\w*|estimat\w*|nearly|almost|partial\w*|"
-    r"half|twice|double|triple|squared?|roots?|cubed?|add\w*|subtract\w*|multipl\w*|divid\w*|times|minus|plus|"
-    r"reciprocal|scal\w*|units?|per|thousands?|millions?|billions?|percent\w*|base|except|excluding|including|"
-    r"ignor\w*|skip\w*|later|first|earlier|previous|old|new|revis\w*|updat\w*|chang\w*|replac\w*|swap\w*|"
-    r"switch\w*|correct(?:ed|ion)|fix\w*|bunk|bogus|garbage|nonsense|random|arbitrar\w*|filler|copied|copying)\b",
+    r"excluding|including|ignor\w*|skip\w*|later|first|earlier|previous|old|new|revis\w*|updat\w*|chang\w*|"
+    r"replac\w*|swap\w*|switch\w*|correct(?:ed|ion)|fix\w*|bunk|bogus|garbage|nonsense|random|arbitrar\w*|filler|"
+    r"copied|copying"
+)
+"""Denials, conditions, doubts, hedges, another or an earlier value, a revision, a step still to take."""
+_CHANGING_WORDS: Final = (
+    r"round\w*|half|twice|double|triple|squared?|roots?|cubed?|add\w*|subtract\w*|multipl\w*|divid\w*|times|"
+    r"minus|plus|reciprocal|scal\w*|units?|per|thousands?|millions?|billions?|percent\w*|base"
+)
+"""An operation or a scale: in a confirmation it changes the box (``It checks out, times 3.``); in an account of the
+method already done (``The key idea was to divide first.``) it describes the work."""
+_NOT_PLAIN_CONFIRMATION: Final = re.compile(rf"\b(?:{_DOUBTING_WORDS}|{_CHANGING_WORDS})\b", re.IGNORECASE)
+_NOT_PLAIN_ACCOUNT: Final = re.compile(
+    rf"\b(?:{_DOUBTING_WORDS})\b|\b(?:{_CHANGING_WORDS}|take|raise)\b[^.;]{{0,30}}?\b(?:this|that|it|the\s+(?:answer|result|"
+    r"box\w*|value|number\s+above))\b",
     re.IGNORECASE,
 )
 """Words that keep a longer remark from being a plain confirmation: denials, conditions, doubts, hedges, a
