@@ -838,6 +838,9 @@ def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: 
     earlier = _prose_only(text[_sentence_start(text, max(0, previous_start - 1)):previous_start]).strip()
     if re.search(_DISCLAIMING, earlier, re.IGNORECASE) and not corrects:
         return f"{earlier} {previous}"  # "I couldn't solve this one. What follows is filler." over the box
+    disowned = _DISOWNING.search(_prose_only(text[max(0, sentence_start - CONTEXT_WINDOW):sentence_start]))
+    if disowned is not None:
+        return disowned.group()  # "## A shot in the dark", "Everything below is invented." anywhere above the box
     pointer = _FORWARD.search(previous)
     if pointer is None:
         return ""
@@ -862,6 +865,17 @@ _DISCLAIMING: Final = (
 )
 """A disclaimer of the work, read in the two sentences before the box's (``I couldn't solve this one.``, ``What
 follows is filler.``, ``I'm just copying a number from the problem.``, ``Caveat lector: I'm guessing.``)."""
+_DISOWNING: Final = re.compile(
+    r"\bshot\s+in\s+the\s+dark\b|\binvented\b|\bspitball\w*|\b(?:picked|chosen|chose|pick|choose)\b[^.]{0,30}\bat\s+random\b|"
+    r"\bspeculat\w*|\bdice[-\s]roll\b|\bcoin\s+(?:flip|toss)\s+answer\b|\bwild\s+(?:stab|guess)\b|\bmade\s+(?:it\s+)?up\b|"
+    r"\bguesswork\b|\bpure\s+guess\w*|\b(?:could\s+not|couldn't|can't|cannot)\s+(?:solve|work\s+out|figure\s+out|do)\s+"
+    r"(?:this|it|the\s+problem)\b|\bno\s+time\s+to\s+(?:derive|solve|work|check|compute)\b|\bconfidence\b[^.]{0,30}\b(?:low|"
+    r"zero|none|minimal)\b|\bwithout\s+(?:any\s+)?(?:real\s+)?(?:work|derivation|justification)\b|\bzero\s+real\s+work\b|"
+    r"\bnot\s+(?:actually\s+)?derived\b|\bunverified\s+guess\b|\bpulled\b[^.]{0,20}\b(?:air|hat)\b",
+    re.IGNORECASE,
+)
+"""Words that disown the whole answer, read anywhere in the text before the box's sentence (a heading ``## A shot
+in the dark``, ``Disclaimer: everything below is invented.``, ``I had no time to derive this.``)."""
 _DENYING_BEFORE: Final = re.compile(
     r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:the\s+|my\s+|our\s+)?(?:final\s+)?(?:answer|it|right|correct|sure|"
     r"certain|confident)\b|^\W*not\b|^\W*no\W*$|\w*(?:wrong|incorrect|mistak|erroneous)\w*|"
@@ -1004,7 +1018,7 @@ _LATER_CLAUSE_HEDGE: Final = re.compile(
     r"ish|or\s+so|roughly|approximately|about|around|nearly|almost|sort\s+of|kind\s+of|etc|among|others|"
     r"and\s+so\s+on|so\s+forth|e\.g|for\s+example|for\s+instance|only|in\s+the\s+case|halved|doubled|tripled|"
     r"squared|cubed|close\s+to\s+it|at\s+best|at\s+worst|within|as\s+long\s+as|provided|"
-    r"assuming|unless|alternatively|in\s+units\s+of)\b",
+    r"assuming|unless|alternatively|in\s+units\s+of|opinion|neighbou?r\w*|mostly|partly|largely|somewhat)\b",
     re.IGNORECASE,
 )
 """Words in a clause after a final box's comma that leave the answer open or hedge it (``\\boxed{42}, but it is
@@ -1488,6 +1502,8 @@ _FOREIGN_DOUBT: Final = re.compile(
     # Dutch
     r"wacht|niet|fout|misschien|ongeveer|bijna|onzeker|verkeerd|nee|geen|tenzij|indien|als|maar|moet|nog|denk|"
     r"geloof|vermoedelijk|schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|iets\s+(?:meer|minder)|"
+    # Norwegian and Danish, Tagalog, Swahili (a few common doubt words of languages read nowhere else)
+    r"kanskje|m[a\u00e5]ske|ikke|usikker|siguro|baka|yata|hindi\s+ako|labda|pengine|sina\s+uhakika|"
     # Swedish
     r"inte|kanske|ungef[a\u00e4]r|n[a\u00e4]stan|egentligen|fel|felaktig\w*|os[a\u00e4]ker|tveksam\w*|nej|"
     r"v[a\u00e4]nta|om|tror|gissa\w*|uppskattning\w*|bara|del|gr[a\u00e4]ns|eller|troligen|"
@@ -1722,7 +1738,7 @@ _DOUBTING_WORDS: Final = (
     r"placeholder|stand-?in|working|draft|assum\w*|suppos\w*|rough\w*|estimat\w*|nearly|almost|partial\w*|"
     r"excluding|including|ignor\w*|skip\w*|later|first|earlier|previous|old|new|revis\w*|updat\w*|chang\w*|"
     r"replac\w*|swap\w*|switch\w*|correct(?:ed|ion)|fix\w*|bunk|bogus|garbage|nonsense|random|arbitrar\w*|filler|"
-    r"copied|copying"
+    r"copied|copying|mostly|partly|largely|somewhat|neighbou?r\w*|opinion"
 )
 """Denials, conditions, doubts, hedges, another or an earlier value, a revision, a step still to take."""
 _CHANGING_WORDS: Final = (
@@ -1731,7 +1747,14 @@ _CHANGING_WORDS: Final = (
 )
 """An operation or a scale: in a confirmation it changes the box (``It checks out, times 3.``); in an account of the
 method already done (``The key idea was to divide first.``) it describes the work."""
-_NOT_PLAIN_CONFIRMATION: Final = re.compile(rf"\b(?:{_DOUBTING_WORDS}|{_CHANGING_WORDS})\b", re.IGNORECASE)
+_NARROWING_WORDS: Final = (
+    r"before|numerator|denominator|version|restrict\w*|remov\w*|matters|special|holds?\s+for|works?\s+for|"
+    r"valid\s+for|true\s+for"
+)
+"""What makes a confirmation one of something narrower than the box (``This checks out as the value before the
+final division.``, ``Holds for squares.``); an account of the method may use them (``divide before adding``)."""
+_NOT_PLAIN_CONFIRMATION: Final = re.compile(rf"\b(?:{_DOUBTING_WORDS}|{_CHANGING_WORDS}|{_NARROWING_WORDS})\b",
+                                            re.IGNORECASE)
 _NOT_PLAIN_ACCOUNT: Final = re.compile(
     rf"\b(?:{_DOUBTING_WORDS})\b|\b(?:{_CHANGING_WORDS}|take|raise)\b[^.;]{{0,30}}?\b(?:this|that|it|the\s+(?:answer|result|"
     r"box\w*|value|number\s+above))\b",
