@@ -866,7 +866,7 @@ _DISCLAIMING: Final = (
 """A disclaimer of the work, read in the two sentences before the box's (``I couldn't solve this one.``, ``What
 follows is filler.``, ``I'm just copying a number from the problem.``, ``Caveat lector: I'm guessing.``)."""
 _DISOWNING: Final = re.compile(
-    r"\bshot\s+in\s+the\s+dark\b|\binvented\b|\bspitball\w*|\b(?:picked|chosen|chose|pick|choose)\b[^.]{0,30}\bat\s+random\b|"
+    r"\b(?:shot|stab)\s+in\s+the\s+dark\b|\binvented\b|\bspitball\w*|\b(?:picked|chosen|chose|pick|choose)\b[^.]{0,30}\bat\s+random\b|"
     r"\bspeculat\w*|\bdice[-\s]roll\b|\bcoin\s+(?:flip|toss)\s+answer\b|\bwild\s+(?:stab|guess)\b|\bmade\s+(?:it\s+)?up\b|"
     r"\bguesswork\b|\bpure\s+guess\w*|\b(?:could\s+not|couldn't|can't|cannot)\s+(?:solve|work\s+out|figure\s+out|do)\s+"
     r"(?:this|it|the\s+problem)\b|\bno\s+time\s+to\s+(?:derive|solve|work|check|compute)\b|\bconfidence\b[^.]{0,30}\b(?:low|"
