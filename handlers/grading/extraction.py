@@ -1679,7 +1679,7 @@ _CONFIRMING_SENTENCE: Final = re.compile(
     r"holds?|agrees?|works?\s+out|makes\s+sense|sanity|as\s+expected|is\s+correct|correct(?:ly)?|valid|recap|"
     r"summary|in\s+short|in\s+summary|confident|need\s+to\s+consider|same\s+(?:result|answer|value)|"
     r"(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)|the\s+only\s+(?:one|solution|value|root|answer)|no\s+other|unique|"
-    r"no\s+further|not\s+hard\s+to|rejected|extraneous|the\s+units?\s+(?:are|is)|counts?\s+each\s+\w+(?:\s+\w+)?"
+    r"no\s+further|not\s+hard\s+to|the\s+quantity\s+the\s+(?:question|problem)\s+asks\s+for|rejected|extraneous|the\s+units?\s+(?:are|is)|counts?\s+each\s+\w+(?:\s+\w+)?"
     r"\s+(?:exactly\s+)?once|helps?\s+(?:to\s+)?(?:see|understand)\s+why|(?:shown|derived|explained|worked\s+out)"
     r"\s+above)\b|"
     r"\A\W*(?:this|that|it)\s+is\s+(?:the|our|my)\s+(?:final\s+)?(?:answer|result|total|value|count|number\s+of)\b",
@@ -1693,16 +1693,21 @@ _EXPLAINING: Final = re.compile(
     r"\b(?:here\s+)?we\s+used\b|\bmore\s+generally\b|\bthe\s+same\s+(?:approach|method|idea|argument|reasoning)\s+"
     r"works\b|\bthe\s+problem\s+asks\s+for\b.*\bexactly\s+what\s+we\s+(?:computed|found)\b|"
     r"\bas\s+it\s+(?:should|must)\s+be\b|\bas\s+required\b|\bas\s+stated\b|\bI\s+can\s+(?:walk|go|explain|show|"
-    r"elaborate|expand)\b|\bedited\s+for\s+clarity\b",
+    r"elaborate|expand)\b|\bedited\s+for\s+clarity\b|"
+    r"\bgenerali[sz]es?\b|\bfollows?\s+directly\b|"
+    r"\A\W*(?:key\s+idea|explanation|interpretation|in\s+words|that\s+is|i\.\s?e\.|this\s+is\s+because|"
+    r"(?:notice|note)\s+that|in\s+summary|in\s+short|why(?:\s+this\s+works)?|reasoning|intuition)\b",
     re.IGNORECASE,
 )
 """What a longer remark after the box says when it explains the work it closes (``The key idea was to pair
 terms from both ends.``, ``More generally, the same approach works for any problem of this type.``, ``Note
 that the problem asks for the total, which is exactly what we computed.``, ``the answer is an integer, as it
-should be``)."""
+should be``), or a label that opens an explanation or an interpretation (``**Key idea:**``, ``In words:``,
+``That is,``, ``This is because``)."""
 _ENCOURAGING: Final = re.compile(
     r"\W*(?:(?:nice|great|good|excellent)\s+(?:work|job|effort)|well\s+done|keep\s+(?:practi[cs]\w*|it\s+up|going)|"
-    r"try\s+(?:a\s+)?similar|happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|thank\s+you|"
+    r"try\s+(?:a\s+)?similar|as\s+(?:practice|an\s+exercise)|great\s+question|happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|"
+    r"thank\s+you|"
     r"notice\s+how\s+each\s+step)",
     re.IGNORECASE,
 )
@@ -1718,7 +1723,8 @@ _HARMLESS_PHRASES: Final = re.compile(
     r"(?:\s+(?:works?|satisf\w*|fits?))?\b|"
     r"\bthe\s+other\s+(?:roots?|solutions?|values?|cases?|candidates?)\s+(?:is|are)\s+"
     r"(?:rejected|extraneous|discarded|excluded|invalid|impossible)\b|"
-    r"\bno\s+further\s+(?:steps?|work|computation|simplification)\s+(?:is|are)\s+(?:needed|necessary|required)\b|"
+    r"\bno\s+further\s+(?:steps?|work|computation|simplification|conversion)\s+(?:is|are)\s+(?:needed|necessary|"
+    r"required)\b|\bno\s+cases?\s+(?:were|was)\s+left\s+out\b|"
     r"\bnot\s+hard\s+to\s+(?:check|verify|see)\b|"
     r"\b(?:it|this|that)\s+(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)\b|\bbut\s+(?=let\s+(?:me|us)\s+(?:double[-\s]?)?check)|"
     r"\bthe\s+units?\s+(?:are|is)\b|\bas\s+it\s+(?:should|must)\s+be\b|\bworking\s+through\b|"
@@ -1757,7 +1763,8 @@ _NOT_PLAIN_CONFIRMATION: Final = re.compile(rf"\b(?:{_DOUBTING_WORDS}|{_CHANGING
                                             re.IGNORECASE)
 _NOT_PLAIN_ACCOUNT: Final = re.compile(
     rf"\b(?:{_DOUBTING_WORDS})\b|\b(?:{_CHANGING_WORDS}|take|raise)\b[^.;]{{0,30}}?\b(?:this|that|it|the\s+(?:answer|result|"
-    r"box\w*|value|number\s+above))\b",
+    r"box\w*|value|number\s+above))\b|\b(?:this|that|it)\s+(?:is|was)\s+(?:the|a|an|only|just)\s+"
+    r"(?!(?:final\s+)?(?:answer|result|total|value|count|number|solution|amount|sum)\b)[a-z]",
     re.IGNORECASE,
 )
 """Words that keep a longer remark from being a plain confirmation: denials, conditions, doubts, hedges, a

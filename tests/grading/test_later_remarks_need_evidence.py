@@ -38,6 +38,8 @@ CHANGING_REMARKS = (
     "The final step is to subtract this from the grand total, which I leave to you.",
     "Lastly, divide this among the people in the group to get the share that is asked.",
     "The requested quantity is the reciprocal of this.",
+    "In summary, this is the numerator of the requested fraction.",
+    "**Key idea:** halve it, since each pair was counted twice.",
 )
 CONDITIONING_REMARKS = (
     "That works when the objects are identical, and in this problem they are distinct.",
@@ -70,6 +72,11 @@ CONFIRMING_REMARKS = (
     "Nice work sticking with it.",
     "Keep practicing problems like this one.",
     "I hope it is correct.",
+    "**Key idea:** each term is three fifths of the one before it.",
+    "In words: five students do both activities.",
+    "That is, the pentagon maps onto itself after a fifth of a full turn.",
+    "This is because the numerator is exactly twelve times the denominator.",
+    "As practice, try plugging the answer back into the original problem to see that it works.",
 )
 
 
