@@ -6,8 +6,12 @@ asked for (the gold may be exactly its cube), so the reply gives no evidence eit
 a subject that names such a quantity the question never names (the cube of the answer, the perimeter when the area
 was asked) states something else than the answer, and its box is not the reply's answer to this question.
 
+The same holds for a formula the box closes: ``So $2k = \\boxed{36}$`` states 2k, which is the answer only when the
+question writes it (:func:`formula_names_what_is_asked`).
+
 Extraction reads the question from :func:`question_asked`, which the callers that know it (an episode's decider,
-a regrade, the right-reply benchmark) set around the call. Without it the subject is not checked, as before.
+a regrade, the right-reply benchmark) set around the call, through ``Domain.final_answer``. Without it neither
+check runs, as before.
 """
 
 from __future__ import annotations
@@ -102,11 +106,6 @@ def names_what_is_asked(subject: Iterable[str]) -> bool:
 
 
 _OF_A_THING: Final = re.compile(r"\bof\s+(?:the|a|an|this|that|each|every)\s+[\w-]+", re.IGNORECASE)
-
-
-def question_known() -> bool:
-    """Whether a question is being read with the reply."""
-    return _QUESTION.get() is not None
 
 
 def formula_names_what_is_asked(before: str) -> bool:
