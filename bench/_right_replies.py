@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from handlers.grading import extract_final_answer, grade_answer
-from handlers.grading.asked import question_asked
+from handlers.domains.informal_math import MATH
+from handlers.grading import grade_answer
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "grading" / "right_replies.jsonl.gz"
 SECOND_CORPUS = CORPUS.with_name("right_replies_second.jsonl.gz")
@@ -73,8 +73,7 @@ def score(reply: str, gold: str, mode: str = "math", question: str | None = None
     try:
         if mode != "math":
             return grade_answer(reply, gold, mode).score, None
-        with question_asked(question):
-            answer = extract_final_answer(reply)
+        answer = MATH.final_answer(reply, None, question)  # as an episode's decider reads it
         return (grade_answer(answer, gold, question=question).score if answer is not None else 0.0), answer
     except Exception:  # noqa: BLE001 - a grader that raises scores 0, as a grading worker reports it
         return 0.0, None

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Final
 
+from handlers.grading.tokens import MATH_SEGMENT
+
 _QUESTION: ContextVar[str | None] = ContextVar("question_asked", default=None)
 
 
@@ -136,13 +138,12 @@ def subject_named_in_question(words: Iterable[str]) -> bool:
     question = _QUESTION.get()
     if question is None:
         return False
-    asked = {_singular(word) for word in _PLAIN_WORD.findall(_MATH.sub(" ", question).lower())}
+    asked = {_singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower())}
     return any(len(word) >= _CONTENT_LETTERS and word not in _GENERIC and _singular(word) in asked
                for word in (w.lower().strip(".,;:!?\"'()[]*_`") for w in words))
 
 
 _PLAIN_WORD: Final = re.compile(r"[a-z]+")
-_MATH: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 _CONTENT_LETTERS: Final = 4
 _GENERIC: Final = frozenset({
     "answer", "answers", "result", "value", "values", "number", "numbers", "final", "total", "quantity", "that",

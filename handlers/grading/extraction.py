@@ -37,7 +37,7 @@ from typing import Final
 
 from handlers.grading.asked import formula_names_what_is_asked, names_what_is_asked, subject_named_in_question
 from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
-from handlers.grading.tokens import size_marks_dropped, tilde_untied_on_left
+from handlers.grading.tokens import MATH_SEGMENT, size_marks_dropped, tilde_untied_on_left
 
 _MASKED_TAGS: Final = (
     "think",
@@ -444,7 +444,8 @@ _DENYING: Final = re.compile(
     r"instead|rather|claim\w*|\w*(?:wrong|incorrect|mistak|false|error|erroneous|untrue|bogus|invalid|suppos|alleg|"
     r"reported|tentativ|prelim|candidate|might|could|assum|hypothe|imagin|pretend|guess|doubt|likely|naive|distract|"
     r"careless|suspect|wonder)\w*|nah|nope|wish|bet|runner-up|second-best|"
-    r"in\s+(?:the\s+)?(?:event|case)\s+(?:that|of)|in\s+case|should\s+(?:the\s+\w+|it|there|this|that|[a-z])\s+(?:be|have)|"
+    r"in\s+(?:the\s+)?(?:event|case)\s+(?:that|of)|in\s+case|"
+    r"should\s+(?:the\s+\w+|it|there|this|that|[a-z])\s+(?:be|have)|"
     r"let\s+(?:[a-z]|the\s+\w+)\s+be|(?:previous|earlier|original|initial|old|former|first|last)\s+"
     r"(?:attempts?|tr(?:y|ies)|guess(?:es)?|drafts?|versions?|passes?))\b|\blet\s+[a-z]\s*=",
     re.IGNORECASE,
@@ -460,7 +461,8 @@ _QUALIFYING: Final = re.compile(
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
     r"seem|appear|trap|reject|extraneous|exclud|forbid|avoid|discrepan|subtotal|partial|intermediate|estimat|"
-    r"ignor|hope|ballpark|guesstimat|eyeball)\w*|back-of-the-envelope|order\s+of\s+magnitude|(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
+    r"ignor|hope|ballpark|guesstimat|eyeball)\w*|back-of-the-envelope|order\s+of\s+magnitude|"
+    r"(?<!least\s)(?<!most\s)(?<!greatest\s)(?<!largest\s)(?<!smallest\s)(?<!minimum\s)"
     r"(?<!maximum\s)(?<!fewest\s)possib\w*|may|used\s+to|so\s+far|(?:lower|upper)\s+bounds?|according|glance|"
     r"given\s+that|provided|providing|whenever|more\s+or\s+less|or\s+(?:more|less|fewer|so)|give\s+or\s+take|"
     r"round\w*|truncat\w*|floor|ceiling|significant\s+(?:figures?|digits?)|decimal\s+places?|nearest|"
@@ -866,11 +868,13 @@ _DISCLAIMING: Final = (
 """A disclaimer of the work, read in the two sentences before the box's (``I couldn't solve this one.``, ``What
 follows is filler.``, ``I'm just copying a number from the problem.``, ``Caveat lector: I'm guessing.``)."""
 _DISOWNING: Final = re.compile(
-    r"\b(?:shot|stab)\s+in\s+the\s+dark\b|\binvented\b|\bspitball\w*|\b(?:picked|chosen|chose|pick|choose)\b[^.]{0,30}\bat\s+random\b|"
-    r"\bspeculat\w*|\bdice[-\s]roll\b|\bcoin\s+(?:flip|toss)\s+answer\b|\bwild\s+(?:stab|guess)\b|\bmade\s+(?:it\s+)?up\b|"
-    r"\bguesswork\b|\bpure\s+guess\w*|\b(?:could\s+not|couldn't|can't|cannot)\s+(?:solve|work\s+out|figure\s+out|do)\s+"
-    r"(?:this|it|the\s+problem)\b|\bno\s+time\s+to\s+(?:derive|solve|work|check|compute)\b|\bconfidence\b[^.]{0,30}\b(?:low|"
-    r"zero|none|minimal)\b|\bwithout\s+(?:any\s+)?(?:real\s+)?(?:work|derivation|justification)\b|\bzero\s+real\s+work\b|"
+    r"\b(?:shot|stab)\s+in\s+the\s+dark\b|\binvented\b|\bspitball\w*|"
+    r"\b(?:picked|chosen|chose|pick|choose)\b[^.]{0,30}\bat\s+random\b|\bspeculat\w*|\bdice[-\s]roll\b|"
+    r"\bcoin\s+(?:flip|toss)\s+answer\b|\bwild\s+(?:stab|guess)\b|\bmade\s+(?:it\s+)?up\b|\bguesswork\b|"
+    r"\bpure\s+guess\w*|\b(?:could\s+not|couldn't|can't|cannot)\s+(?:solve|work\s+out|figure\s+out|do)\s+"
+    r"(?:this|it|the\s+problem)\b|\bno\s+time\s+to\s+(?:derive|solve|work|check|compute)\b|"
+    r"\bconfidence\b[^.]{0,30}\b(?:low|zero|none|minimal)\b|"
+    r"\bwithout\s+(?:any\s+)?(?:real\s+)?(?:work|derivation|justification)\b|\bzero\s+real\s+work\b|"
     r"\bnot\s+(?:actually\s+)?derived\b|\bunverified\s+guess\b|\bpulled\b[^.]{0,20}\b(?:air|hat)\b",
     re.IGNORECASE,
 )
@@ -929,7 +933,6 @@ _FRAGMENT_BEFORE: Final = re.compile(
 """A fragment right before the box that bounds or qualifies it (``Modulo 1000.``, ``In base 8.``, ``Close to``)."""
 
 
-_MATH_SEGMENT: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 _MATH_OPENED: Final = re.compile(r"(?:\$\$?|\\[(\[]).*\Z", re.DOTALL)
 
 
@@ -939,7 +942,7 @@ def _prose_only(sentence: str) -> str:
     and ``\\boxed{42} \\boxed{42}`` repeats the answer without saying a word."""
     for start, _, _, end in reversed(top_level_box_spans(sentence)):
         sentence = sentence[:start] + " " + sentence[end:]
-    return _MATH_OPENED.sub(" ", _MATH_SEGMENT.sub(" ", sentence))
+    return _MATH_OPENED.sub(" ", MATH_SEGMENT.sub(" ", sentence))
 
 
 def _interjected_aside(clauses: list[str]) -> bool:
@@ -992,6 +995,8 @@ def _only_announces(clause: str) -> bool:
 
 _QUANTITY_ANNOUNCED: Final = frozenset({"sum"})
 """Words of :data:`_ANNOUNCING` that name a quantity of their own (``The sum is`` when the product was asked)."""
+
+
 def _formula_asked(spoken: str, sentence: str) -> bool:
     """Whether the formula the box closes names what the question asks (``So $2k = \\boxed{36}$`` does not, asked
     for k); a prose subject that shares a word with the question names it (``the distance between the foci is
@@ -1292,7 +1297,7 @@ def _ends_with_another_value(sentence: str, answer: str) -> bool:
     """Whether the last clause of a later sentence (after its last colon, comma or semicolon) is a value with
     at most announcing words that the box does not hold: ``Update: 43.``, ``On reflection, 43.``,
     ``The correct value: 43.``, ``Confidence: 10%.``. A reader meets a second answer after the box."""
-    prose = _MATH_SEGMENT.sub(lambda math: " " * len(math.group()), sentence)  # a comma in a formula is no break
+    prose = MATH_SEGMENT.sub(lambda math: " " * len(math.group()), sentence)  # a comma in a formula is no break
     cut = max(prose.rfind(mark) for mark in ":,;")
     if cut < 0:
         return False
@@ -1305,7 +1310,7 @@ def _ends_with_another_value(sentence: str, answer: str) -> bool:
 def _value_of(sentence: str) -> str:
     """``sentence`` without its announcing words and prose punctuation; formulas are kept whole."""
     kept, at = [], 0
-    for math in _MATH_SEGMENT.finditer(sentence):
+    for math in MATH_SEGMENT.finditer(sentence):
         kept += [_PROSE_MARKS.sub(" ", _ANNOUNCING_WORD.sub(" ", sentence[at : math.start()])), math.group()]
         at = math.end()
     kept.append(_PROSE_MARKS.sub(" ", _ANNOUNCING_WORD.sub(" ", sentence[at:])))
@@ -1653,15 +1658,17 @@ def _unconfirmed_remark(prose: str, *, shown: bool = True) -> bool:
     """Whether a remark after the final box (a sentence holding no value) says anything but a confirmation or a
     closing. The lists of take-backs cannot hold every ``Yeah right.``, ``I would not put money on that one.`` or
     ``All that's left is to take the square root of this.``, so a remark keeps the box only with positive evidence:
-    a short one (a few words) with a word that confirms or closes (:data:`_CONFIRMING_REMARK`), a longer one that
-    confirms (:data:`_CONFIRMING_SENTENCE`) or encourages (:data:`_ENCOURAGING`) and holds no word that doubts,
-    conditions or changes anything (:data:`_NOT_PLAIN_CONFIRMATION`)."""
+    a short one (a few words) that confirms or closes (:data:`_CONFIRMING_REMARK`); a longer one that confirms
+    (:data:`_CONFIRMING_SENTENCE`) or encourages (:data:`_ENCOURAGING`) with no word of
+    :data:`_NOT_PLAIN_CONFIRMATION`, or that gives an account of the method (:data:`_EXPLAINING`) with nothing of
+    :data:`_NOT_PLAIN_ACCOUNT`. ``shown=False``: code or a comment, where only a short remark needs evidence."""
     if re.match(r"\s*[~\-\u2014]\s*[\w\[]", prose):
         return False  # "~cool_geo", "-[user](link)": a forum signature
     words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", prose)
     if not words:
         return False
-    plain = not _NOT_PLAIN_CONFIRMATION.search(_HARMLESS_PHRASES.sub(" ", prose))
+    harmless = _HARMLESS_PHRASES.sub(" ", prose)
+    plain = not _NOT_PLAIN_CONFIRMATION.search(harmless)
     if len(words) <= _REMARK_WORDS:
         # "Verified.", "It cannot be smaller.", but not "I withdraw this answer."
         return not (plain and (_CONFIRMING_REMARK.search(prose) or _CONFIRMING_SENTENCE.search(prose)))
@@ -1671,15 +1678,17 @@ def _unconfirmed_remark(prose: str, *, shown: bool = True) -> bool:
         return False
     # An account of the method names operations it used ("The key idea was to divide first."): only doubts, and
     # an operation still applied to the box ("The key idea: divide this by 2."), keep it from being evidence.
-    return not (_EXPLAINING.search(prose) and not _NOT_PLAIN_ACCOUNT.search(_HARMLESS_PHRASES.sub(" ", prose)))
+    return not (_EXPLAINING.search(prose) and not _NOT_PLAIN_ACCOUNT.search(harmless))
 
 
 _CONFIRMING_SENTENCE: Final = re.compile(
     r"\b(?:verif\w*|confirm\w*|checks?\s+out|check(?:ed|ing)?|double-check\w*|consistent|satisf\w*|match(?:es|ed)?|"
     r"holds?|agrees?|works?\s+out|makes\s+sense|sanity|as\s+expected|is\s+correct|correct(?:ly)?|valid|recap|"
     r"summary|in\s+short|in\s+summary|confident|need\s+to\s+consider|same\s+(?:result|answer|value)|"
-    r"(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)|the\s+only\s+(?:one|solution|value|root|answer)|no\s+other|unique|"
-    r"no\s+further|not\s+hard\s+to|the\s+quantity\s+the\s+(?:question|problem)\s+asks\s+for|rejected|extraneous|the\s+units?\s+(?:are|is)|counts?\s+each\s+\w+(?:\s+\w+)?"
+    r"(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)|"
+    r"the\s+only\s+(?:one|solution|value|root|answer)|no\s+other|unique|no\s+further|not\s+hard\s+to|"
+    r"the\s+quantity\s+the\s+(?:question|problem)\s+asks\s+for|rejected|extraneous|the\s+units?\s+(?:are|is)|"
+    r"counts?\s+each\s+\w+(?:\s+\w+)?"
     r"\s+(?:exactly\s+)?once|helps?\s+(?:to\s+)?(?:see|understand)\s+why|(?:shown|derived|explained|worked\s+out)"
     r"\s+above)\b|"
     r"\A\W*(?:this|that|it)\s+is\s+(?:the|our|my)\s+(?:final\s+)?(?:answer|result|total|value|count|number\s+of)\b",
@@ -1706,9 +1715,8 @@ should be``), or a label that opens an explanation or an interpretation (``**Key
 ``That is,``, ``This is because``)."""
 _ENCOURAGING: Final = re.compile(
     r"\W*(?:(?:nice|great|good|excellent)\s+(?:work|job|effort)|well\s+done|keep\s+(?:practi[cs]\w*|it\s+up|going)|"
-    r"try\s+(?:a\s+)?similar|as\s+(?:practice|an\s+exercise)|great\s+question|happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|"
-    r"thank\s+you|"
-    r"notice\s+how\s+each\s+step)",
+    r"try\s+(?:a\s+)?similar|as\s+(?:practice|an\s+exercise)|great\s+question|"
+    r"happy\s+to\s+(?:help|clarify|explain)|good\s+luck|thanks?\b|thank\s+you|notice\s+how\s+each\s+step)",
     re.IGNORECASE,
 )
 """How a tutor's closing line begins (``Nice work sticking with it.``, ``Keep practicing problems like this one.``,
@@ -1726,9 +1734,10 @@ _HARMLESS_PHRASES: Final = re.compile(
     r"\bno\s+further\s+(?:steps?|work|computation|simplification|conversion)\s+(?:is|are)\s+(?:needed|necessary|"
     r"required)\b|\bno\s+cases?\s+(?:were|was)\s+left\s+out\b|"
     r"\bnot\s+hard\s+to\s+(?:check|verify|see)\b|"
-    r"\b(?:it|this|that)\s+(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)\b|\bbut\s+(?=let\s+(?:me|us)\s+(?:double[-\s]?)?check)|"
+    r"\b(?:it|this|that)\s+(?:cannot|can't|can\s+not)\s+be\s+(?:smaller|larger|less|more|lower|higher|improved)\b|"
+    r"\bbut\s+(?=let\s+(?:me|us)\s+(?:double[-\s]?)?check)|"
     r"\bthe\s+units?\s+(?:are|is)\b|\bas\s+it\s+(?:should|must)\s+be\b|\bworking\s+through\b|"
-    r"\bif\s+you(?:'d|\s+would)\s+like\b|\b(?:distribut|simplif|comput|find|solv|add|subtract|multipl|divid|factor|"
+    r"\b(?:distribut|simplif|comput|find|solv|add|subtract|multipl|divid|factor|"
     r"expand|compar|isolat|substitut)\w*\b[^.,;]{0,40}?\bfirst\b",
     re.IGNORECASE,
 )
@@ -1761,15 +1770,17 @@ _NARROWING_WORDS: Final = (
 final division.``, ``Holds for squares.``); an account of the method may use them (``divide before adding``)."""
 _NOT_PLAIN_CONFIRMATION: Final = re.compile(rf"\b(?:{_DOUBTING_WORDS}|{_CHANGING_WORDS}|{_NARROWING_WORDS})\b",
                                             re.IGNORECASE)
+"""A word that keeps a remark from being a plain confirmation: a doubt, an operation or scale, a narrowing
+(``This is consistent only if the coins are fair.``, ``It checks out, times 3.``, ``Holds for squares.``)."""
 _NOT_PLAIN_ACCOUNT: Final = re.compile(
-    rf"\b(?:{_DOUBTING_WORDS})\b|\b(?:{_CHANGING_WORDS}|take|raise)\b[^.;]{{0,30}}?\b(?:this|that|it|the\s+(?:answer|result|"
-    r"box\w*|value|number\s+above))\b|\b(?:this|that|it)\s+(?:is|was)\s+(?:the|a|an|only|just)\s+"
+    rf"\b(?:{_DOUBTING_WORDS})\b|\b(?:{_CHANGING_WORDS}|take|raise)\b[^.;]{{0,30}}?\b"
+    r"(?:this|that|it|the\s+(?:answer|result|box\w*|value|number\s+above))\b|"
+    r"\b(?:this|that|it)\s+(?:is|was)\s+(?:the|a|an|only|just)\s+"
     r"(?!(?:final\s+)?(?:answer|result|total|value|count|number|solution|amount|sum)\b)[a-z]",
     re.IGNORECASE,
 )
-"""Words that keep a longer remark from being a plain confirmation: denials, conditions, doubts, hedges, a
-scale or an operation still to apply, another or an earlier value, a revision (``This is consistent only if the
-coins are fair.``, ``It checks out, but multiply by the group size.``)."""
+"""What keeps an account of the method from being evidence: a doubt, an operation applied to the box (``divide this
+by 2``), or the box called another thing (``In summary, this is the numerator of the fraction.``)."""
 
 
 def _split_clause(after: str) -> tuple[str, str]:

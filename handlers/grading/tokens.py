@@ -25,6 +25,8 @@ from handlers.grading.lexicon import (
     TEXT_COMMANDS,
 )
 
+MATH_SEGMENT: Final = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+"""One formula of a reply: ``$$...$$``, ``$...$``, ``\\(...\\)`` or ``\\[...\\]``."""
 _ANGSTROM = re.compile(r"\\AA(?![A-Za-z])|[\u00c5\u212b]")
 """The angstrom inside text: LaTeX's ``\\AA``, the letter \u00c5 or the angstrom sign."""
 
