@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RATIO = re.compile(r"\d+\.\d+x|ratio \d+\.\d+")
 
 SMALL_RUNS = {
+    "atomic_batches.py": ["--events", "48", "--size", "2", "--concurrency", "4"],
     "bus.py": ["--n", "200"],
     "episode.py": [
         "--episodes", "16", "--repeats", "1", "--latencies", "0", "--concurrencies", "1", "4", "--workers", "0",
