@@ -131,6 +131,49 @@ def formula_names_what_is_asked(before: str) -> bool:
     return _compact(first) in _compact(question)
 
 
+def subject_asked(words: Iterable[str]) -> bool:
+    """Positive evidence that a subject (``the number of ways``, ``the product``) names what the question asks: it
+    shares a word with the question, or names a quantity of :data:`DERIVED_QUANTITIES` the question asks for, and
+    names no quantity the question does not. ``False`` when no question is known."""
+    if _QUESTION.get() is None:
+        return False
+    words = list(words)
+    if not names_what_is_asked(words):
+        return False
+    joined = " ".join(words)
+    return subject_named_in_question(words) or any(named.search(joined) for named, _ in DERIVED_QUANTITIES.values())
+
+
+def verb_asked(word: str) -> bool:
+    """Whether ``word``, a verb in the third person or the past (``earns``, ``spends``, ``paid``), is one the
+    question's last sentence uses (``How much does she earn in a year?``): a box after ``she earns`` then states
+    what is asked, as one after ``she has`` does. The question's last sentence that asks (ends in ``?``) is read,
+else its last. ``False`` when no question is known."""
+    question = _QUESTION.get()
+    word = word.lower()
+    if question is None or not word.isalpha():
+        return False
+    if word.endswith("ies"):
+        stems = {word[:-3] + "y"}
+    elif word.endswith("es"):
+        stems = {word[:-2], word[:-1]}
+    elif word.endswith("s") and not word.endswith("ss"):
+        stems = {word[:-1]}
+    elif word.endswith("ed"):
+        stems = {word[:-2], word[:-1]}
+    else:
+        return False
+    sentences = _SENTENCE.findall(MATH_SEGMENT.sub(" ", question)) or [question]
+    asking = [sentence for sentence in sentences if sentence.endswith("?")] or sentences
+    asked = set(_PLAIN_WORD.findall(asking[-1].lower()))
+    return any(len(stem) >= _VERB_LETTERS and (stem in asked or f"{stem}s" in asked or f"{stem}es" in asked)
+               for stem in stems)
+
+
+_SENTENCE: Final = re.compile(r"[^.!?]+[.!?]?")
+_VERB_LETTERS: Final = 3
+
+
 def subject_named_in_question(words: Iterable[str]) -> bool:
     """Whether a word of a box's prose subject (four letters or more, not a word that names nothing of its own) is
     a word of the question being read: positive evidence that the subject names what is asked (``the distance

@@ -35,7 +35,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handlers.grading.asked import formula_names_what_is_asked, names_what_is_asked, subject_named_in_question
+from handlers.grading.asked import (
+    formula_names_what_is_asked,
+    names_what_is_asked,
+    subject_asked,
+    subject_named_in_question,
+    verb_asked,
+)
 from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
 from handlers.grading.tokens import MATH_SEGMENT, size_marks_dropped, tilde_untied_on_left
 
@@ -437,6 +443,47 @@ _CLOSING_PHRASE: Final = re.compile(
     re.IGNORECASE,
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
+_EXACTLY: Final = re.compile(
+    r"[\s(\u2014\u2013-]*(?:exactly|exact|precisely)(?:\s*[,;]?\s*(?:with\s+)?no\s+rounding(?:\s+(?:is\s+|was\s+)?"
+    r"(?:needed|required|necessary|involved|used))?)?[\s).]*",
+    re.IGNORECASE,
+)
+"""A box said to be exact, and nothing else (``\u2014 exactly, with no rounding needed``)."""
+_NAMED_AFTER_THE_BOX: Final = re.compile(
+    r"[\s(\u2014\u2013-]*(?:and\s+)?(?:(?:which|this|that|it)\s+)?(?:is|was|represents|gives|as)\s+"
+    r"(?P<subject>(?:the|our|my)\s+[A-Za-z' -]+?|what\s+(?:the\s+(?:problem|question)|we|you)\s+"
+    r"(?:asks?\s+for|asked\s+for|wants?|wanted|(?:is|was|were)\s+asked(?:\s+for)?))[\s.!)]*",
+    re.IGNORECASE,
+)
+_NAMING_WORDS: Final = frozenset({
+    "the", "our", "my", "final", "correct", "required", "requested", "desired", "sought", "exact", "answer",
+    "result", "value", "solution", "number", "of", "to", "for", "this", "given", "expression", "problem",
+    "question", "computation", "calculation", "quantity", "as", "posed", "what", "asks", "ask", "asked", "we", "you",
+    "want", "wants", "wanted", "is", "was", "were",
+})
+"""Words of a subject after the box that names only the answer (``is the value of the expression``)."""
+_SUBJECT_AFTER_WORDS: Final = 8
+
+
+def _names_the_box(joined: str) -> bool:
+    """Whether the clause after a final box only names what the box is (``\\boxed{9901} is the value of the
+    expression``, ``\\boxed{12} is the number of ways``, ``\\boxed{42} as the product``): a subject of at most
+    eight words that names the answer, or, with the question known, shares a word with it or names a quantity it
+    asks for (:func:`subject_asked`). A subject that hedges, denies or names another quantity (``is the approximate
+    value``, ``is the number of ways for part (a)``, ``is its cube`` asked for N) is read with the box."""
+    named = _NAMED_AFTER_THE_BOX.fullmatch(joined)
+    if named is None:
+        return False
+    subject = named.group("subject")
+    words = [word.lower() for word in re.findall(r"[A-Za-z']+", subject)]
+    if (len(words) > _SUBJECT_AFTER_WORDS or _DENYING.search(subject) or _QUALIFYING.search(subject)
+            or _LATER_CLAUSE_HEDGE.search(subject) or _TAKING_BACK.search(subject)):
+        return False
+    if all(word in _NAMING_WORDS for word in words):
+        return names_what_is_asked(words)
+    return subject_asked(words)
+
+
 _IN_TOTAL: Final = re.compile(r"\s*\b(?:in\s+total|in\s+all|altogether|all\s+together|total)\W*\Z", re.IGNORECASE)
 """Words that close a box's clause and only say the value is the whole (``\\boxed{32} dollars in total``)."""
 _DENYING: Final = re.compile(
@@ -455,9 +502,10 @@ not \\boxed{42}``, ``Wrongly, we get \\boxed{42}``, ``If x were 1, \\boxed{42}``
 anywhere in the sentence governs the box. A closed list that is never complete: :data:`_ANNOUNCING` is what
 makes the clause next to the box sound."""
 _QUALIFYING: Final = re.compile(
-    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|over|under|"
+    r"\b(?:except|excluding|without|almost|nearly|about|around|roughly|(?<!\\)over|under|"
     r"(?<!\bas\s)(?:above|below)(?=\s*(?:[-+\d$\\(\[{]|\Z))|old|former|than|"
-    r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|times|twice|double(?!-)|triple|half|third|quarter|"
+    r"at\s+(?:least|most)|no\s+(?:more|less|fewer)|minus|negative|plus|(?<!\\)times|twice|double(?!-)|triple|"
+    r"half|third|quarter|"
     r"squared|cubed|reciprocal|inverse|opposite|"
     r"\w*(?:accura|apparent|previous|earlier|original|initial|approx|exceed|percent|fraction|portion|multiple|"
     r"seem|appear|trap|reject|extraneous|exclud|forbid|avoid|discrepan|subtotal|partial|intermediate|estimat|"
@@ -475,7 +523,8 @@ _QUALIFYING: Final = re.compile(
 result is``, ``the approximate area is``, ``$x \\approx$``), looked for in the box's own clause and in clauses
 of at most two words (``Roughly, the answer is``): in an earlier clause they qualify something else (``Using the
 formula above, the result is``, ``Since the fraction simplifies, we get``). ``the least possible value`` is a
-superlative, not a possibility."""
+superlative, not a possibility. ``\\times`` and ``\\over`` are operators in a formula (``$6 \\times 7 =
+\\boxed{42}$``), not the words."""
 _SHORT_CLAUSE_WORDS: Final = 2
 
 
@@ -516,7 +565,7 @@ _ANNOUNCING: Final = frozenset({
     "therefore", "thus", "so", "hence", "then", "now", "and", "but", "required", "desired", "number",
     "**", "*", "=", "boxed", "final_answer", "exactly", "precisely", "conclusion", "summary", "conclude", "concludes",
     "putting_together", "finally", "overall", "altogether", "in_conclusion", "in_total", "in_summary",
-    "all", "leads_to", "there_we_have_it",
+    "all", "leads_to", "there_we_have_it", "that_is_it", "end_up_with", "comes_out_to",
 })
 """Every word the clause right before a final box may hold (it starts at the sentence or at the last
 comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause that says anything else
@@ -535,7 +584,12 @@ _JOINED_PHRASES: Final = ((re.compile(r"\b(equals?|amounts|comes)\s+to\b", re.IG
                            "putting_together"),
                           (re.compile(r"\bin\s+(conclusion|total|summary)\b", re.IGNORECASE), r"in_\1"),
                           (re.compile(r"\b(?:leads?|led)\s+(?:us\s+)?to\b", re.IGNORECASE), "leads_to"),
-                          (re.compile(r"\b(?:there|here)\s+we\s+have\s+it\b", re.IGNORECASE), "there_we_have_it"))
+                          (re.compile(r"\b(?:there|here)\s+we\s+have\s+it\b", re.IGNORECASE), "there_we_have_it"),
+                          (re.compile(r"\b(?:that|this)(?:'s|\u2019s|\s+is)\s+it\b", re.IGNORECASE), "that_is_it"),
+                          (re.compile(r"\b(?:end(?:s|ed)?|wind(?:s)?|wound)\s+up\s+with\b", re.IGNORECASE),
+                           "end_up_with"),
+                          (re.compile(r"\b(?:works?|worked|comes?|came)\s+out\s+(?:to|as)\b", re.IGNORECASE),
+                           "comes_out_to"))
 _CONCLUDING_WORDS: Final = r"\b(?:so(?!\s+far\b)|therefore|thus|hence|consequently)\b"
 _CLAUSE_BREAK: Final = re.compile(r",(?!\d)|[;:\u2014]|" + _CONCLUDING_WORDS, re.IGNORECASE)
 """Where a clause ends; a comma before a digit is part of a number (``\\boxed{42},000``)."""
@@ -557,11 +611,13 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     after = text[end : stop.start() if stop else min(len(text), end + CONTEXT_WINDOW)]
     after = _QED_COMMANDS.sub(" ", _CHEERFUL_MARKS.sub(" ", after))  # "\boxed{42} \u2728", "\boxed{42} $\blacksquare$"
     after = _CHECK_MARKS.sub(" ", _STRONG_EMPHASIS.sub(" ", _MATH_DELIMITERS.sub(" ", after))).strip()
+    if _EXACTLY.fullmatch(after):
+        after = ""  # "\boxed{259} (exactly, with no rounding needed)": the value is exact, as boxed
     if stop is not None and stop.group() == "?":
         after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
     joined, later = _split_clause(after)
     joined = _IN_TOTAL.sub("", joined)  # "$\boxed{32}$ dollars in total": the unit is read, "in total" says nothing
-    if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")):
+    if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")) or _names_the_box(joined):
         joined = ""
     keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
                   or _FOREIGN_DOUBT.search(_prose_only(later)) or _NON_ENGLISH_LETTER.search(_prose_only(later))
@@ -570,7 +626,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
                   or _concludes_another_value(later, _prose_only(later), answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence_start = _sentence_start(text, begin)
-    sentence = text[sentence_start:begin]
+    sentence = _CURRENCY_BEFORE_BOX.sub("", _LINE_MARKER.sub("", text[sentence_start:begin]))
     cells = _table_cells_before(sentence)
     if cells is not None:  # a Markdown table row: the cell before the box's labels it, "|" separates clauses
         sentence = cells
@@ -591,6 +647,8 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     # The clause next to the box announces it; when the box opens its own clause ("Perhaps, \boxed{42}"), the
     # last clause that says anything must (a hedge in a language the lists do not hold is not announcing).
     spoken = next((clause for clause in reversed(clauses) if clause.strip(" *_#>")), "")
+    if _concluded_from_its_value(sentence, answer):
+        spoken = ""  # "There are $4!/2 = 12$ ways, so \boxed{12}": the conclusion word announces the box
     announced = (_only_announces(spoken) and (label is None or _only_announces(label))
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
@@ -604,6 +662,15 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_LINE_MARKER: Final = re.compile(
+    r"\A[ \t]*(?:>[ \t]*)+(?:[-*+\u2022][ \t]+(?=[A-Za-z*_]))?|\A[ \t]*[-*+\u2022][ \t]+(?=[A-Za-z*_])")
+"""A blockquote's ``>`` and a list item's bullet before words (``> **Answer:**``, ``- Final answer:``): layout. A
+bullet right before a box stays (``- \\boxed{5}`` may be a minus sign)."""
+_CURRENCY_BEFORE_BOX: Final = re.compile(r"(?:\\\$|\\text\{\s*\\\$\s*\}|\\textdollar)\s*\Z")
+"""A dollar sign written right before the box (``is \\$\\boxed{36}``): the box's currency, not a word of the
+sentence."""
 
 
 _QUALIFYING_LEAD: Final = re.compile(
@@ -652,8 +719,8 @@ _CHEERFUL_MARK_CHARACTERS: Final = (
 """Sparkles, a star, smiles, a heart, a celebration, a thumbs-up, 100, a rocket, a glowing star, a party face:
 they cheer the answer on and say nothing of its value."""
 _CHEERFUL_MARKS: Final = re.compile(f"[{_CHEERFUL_MARK_CHARACTERS}]")
-_POINTER_CHARACTERS: Final = "\u27a1\u2192\ufe0f\U0001f449\U0001f3af\U0001f4cc\u2234"
-"""Arrows, a pointing hand, a target, a pin and the therefore sign."""
+_POINTER_CHARACTERS: Final = "\u27a1\u2192\u21d2\u27f9\u27f6\ufe0f\U0001f449\U0001f3af\U0001f4cc\u2234"
+"""Arrows (a plain, a double and a long one), a pointing hand, a target, a pin and the therefore sign."""
 _POINTING_CHARACTERS: Final = frozenset(_CHECK_MARK_CHARACTERS + _POINTER_CHARACTERS + _CHEERFUL_MARK_CHARACTERS)
 """The marks a sentence may point to or cheer its box with (:data:`_ANSWER_POINTERS`, :data:`_CHEERFUL_MARKS`)."""
 _FORMATTING_COMMANDS: Final = re.compile(
@@ -980,7 +1047,7 @@ def _only_announces(clause: str) -> bool:
         return False  # "Answer?: \boxed{42}" asks, "~~Final Answer~~" is struck out, "the \"answer\"" is so-called
     words = re.findall(r"[^\s*_~`#>]+(?:_[a-z]+)*", clause.replace("**", " "))
     bare = [word.lower().strip(".!?\"'()[]") for word in words]
-    if all(word in _ANNOUNCING or (len(word) == 1 and word.isalpha()) for word in bare):
+    if all(word in _ANNOUNCING or word in _COMPUTING or (len(word) == 1 and word.isalpha()) for word in bare):
         return names_what_is_asked(word for word in bare if word in _QUANTITY_ANNOUNCED)
     if any(_ANSWER_NOUN.fullmatch(word) for word in bare):
         # A subject that names the answer says which answer it means: only announcing words may qualify it
@@ -990,7 +1057,34 @@ def _only_announces(clause: str) -> bool:
                    for word in bare)
     # "the area is", "Janet makes": with the question known, the subject must name what it asks ("Its cube is"
     # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
-    return bare[-1] in _COPULAS and len(bare) <= _SUBJECT_WORDS + 1 and names_what_is_asked(bare[:-1])
+    return ((bare[-1] in _COPULAS or verb_asked(bare[-1])) and len(bare) <= _SUBJECT_WORDS + 1
+            and names_what_is_asked(bare[:-1]))
+
+
+_COMPUTING: Final = frozenset({
+    "compute", "computes", "computed", "computing", "computation", "calculate", "calculates", "calculated",
+    "calculating", "calculation", "evaluate", "evaluates", "evaluated", "evaluating", "evaluation", "multiply",
+    "multiplying", "multiplied", "multiplication", "add", "adding", "addition", "subtract", "subtracting",
+    "subtraction", "divide", "dividing", "division", "simplify", "simplifying", "simplified", "simplification",
+    "substitute", "substituting", "substitution", "plug", "plugging", "plugging_in", "expand", "expanding",
+    "combine", "combining", "arithmetic", "working", "directly", "explicitly", "carefully", "step", "by", "let's",
+    "let", "us", "out", "everything", "together", "numbers", "in",
+})
+"""Words that say the box is computed (``We compute directly: $99^2+99+1 = \\boxed{9901}$``, ``Multiplying, $6
+\\times 7 = \\boxed{42}$``, ``Plugging in:``): they announce it as :data:`_ANNOUNCING`'s do. No word here
+estimates, rounds or supposes; those are read by the lists of hedges and denials, whatever the clause."""
+def _concluded_from_its_value(sentence: str, answer: str) -> bool:
+    """Whether the box follows a conclusion word right away (``..., so \\boxed{12}``) and the reason before that
+    word states the box's value as a result (``There are $4!/2 = 12$ arrangements``, ``the count is 12``): the word
+    then announces the box, as ``Thus, \\boxed{12}`` does. A reason that does not state the value (``Random pick,
+    so``) is still read as the clause that says something."""
+    found = list(re.finditer(_CONCLUDING_WORDS, sentence, re.IGNORECASE))
+    if not found or _prose_only(sentence[found[-1].end() :]).strip(" ,*_"):
+        return False
+    reason = _bare_text(sentence[: found[-1].start()])
+    value = re.escape(DIGIT_GROUP_COMMA.sub("", _bare_text(answer)))
+    stated = r"(?:=|\\approx|(?:is|are|was|were|equals|gives|makes|totals|get|got)(?=\d))"
+    return bool(value) and re.search(stated + value + r"(?![\d.])", DIGIT_GROUP_COMMA.sub("", reason)) is not None
 
 
 _QUANTITY_ANNOUNCED: Final = frozenset({"sum"})
@@ -1081,8 +1175,10 @@ def _label_line_above(text: str, line_start: int) -> tuple[str, int]:
     blank lines between allowed; else nothing, and ``line_start``."""
     floor = max(0, line_start - CONTEXT_WINDOW)
     above = text[floor:line_start].rstrip()
+    while _EMPTY_QUOTE_LINE.search(above):  # "> **Final answer**\n>\n> $\boxed{5}$": a blank line of the quote
+        above = _EMPTY_QUOTE_LINE.sub("", above).rstrip()
     start = above.rfind("\n") + 1
-    line = above[start:]
+    line = _LINE_MARKER.sub("", above[start:])
     if _UNDERLINE.fullmatch(line) and start > 0:  # a setext heading: the line above the underline names it
         above = above[: start - 1].rstrip()
         start = above.rfind("\n") + 1
@@ -1095,6 +1191,7 @@ def _label_line_above(text: str, line_start: int) -> tuple[str, int]:
 
 
 _UNDERLINE: Final = re.compile(r"\s*(?:=+|-{3,})\s*")
+_EMPTY_QUOTE_LINE: Final = re.compile(r"\n[ \t]*>[\s>]*\Z")
 
 
 _HEADING_OR_BOLD_LINE: Final = re.compile(

@@ -72,9 +72,12 @@ _GROUPED_DIGITS: Final = re.compile(rf"(?<![\d.])[1-9]\d{{0,2}}(?:{_SEPARATOR}\d
 (``0{,}111`` is a decimal comma, never 111)."""
 _SEPARATOR_MARK: Final = re.compile(_SEPARATOR)
 _GROUPED_WHOLE: Final = re.compile(
-    r"(?P<head>\\\$|\$|[-+])?\s*(?P<number>[1-9]\d{0,2}(?P<sep>,|\s)\d{3}(?:(?P=sep)\d{3})*(?:\.\d+)?)"
-    r"(?P<tail>\s*(?:\\%|%|\$))?"
+    r"(?P<head>\\\$|\$|[-+])?\s*(?P<open>\{)?(?P<number>[1-9]\d{0,2}(?P<sep>,|\s)\d{3}(?:(?P=sep)\d{3})*"
+    r"(?:\.\d+)?)(?(open)\})(?P<tail>\s*(?:\\%|%|\$|\\(?:text|mathrm)\s*\{\s*[A-Za-z]+\s*\})|\s+[A-Za-z]+)?"
 )
+"""A whole answer that is one number grouped by commas or spaces, with a sign or a currency before it and a
+percent sign, a currency or one word after it (``$\\$70,000$``, ``{70,000} dollars``, the box's braces kept by
+extraction): a list would not carry one unit after its last item."""
 _PYTHON_POWER: Final = re.compile(r"\*\*")
 _WHITESPACE_RUN: Final = re.compile(r"\s+")
 _DRAWN_SPACES: Final = {0x1680: "\ufffd"}
@@ -121,7 +124,8 @@ def prepare(raw: str) -> Prepared:
     whole = _GROUPED_WHOLE.fullmatch(text.strip())
     if whole:
         number = re.sub(r"[,\s]", "", whole.group("number"))
-        text = (whole.group("head") or "") + number + (whole.group("tail") or "").strip()
+        tail = (whole.group("tail") or "").strip()
+        text = (whole.group("head") or "") + number + (f" {tail}" if tail[:1].isalpha() or tail[:1] == "\\" else tail)
         rewrites.append("digit grouping removed")
     return Prepared(text.strip(), tuple(dict.fromkeys(rewrites)))
 
