@@ -174,6 +174,61 @@ _SENTENCE: Final = re.compile(r"[^.!?]+[.!?]?")
 _VERB_LETTERS: Final = 3
 
 
+def question_words() -> frozenset[str] | None:
+    """The question's plain words (outside its formulas), lower case and singular; ``None`` when no question is
+    known."""
+    question = _QUESTION.get()
+    if question is None:
+        return None
+    return frozenset(singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower()))
+
+
+def name_made_from_the_answer(before: str, sentence: str) -> bool:
+    """Whether the formula the box closes names, as its one-name first side, a name the reply defined as a quantity
+    made from the answer (``I'll work with $u$, defined as twice the quantity asked for`` ... ``$u = \\boxed{100}$``):
+    then the box holds that quantity, not the answer. ``before`` is the reply up to the box's sentence; a name the
+    question writes is never judged here."""
+    said = _NAME_SAID_EQUAL.search(sentence)  # "So $s$ equals $\\boxed{3000}$"
+    opened = _LAST_FORMULA.search(sentence)
+    if said is not None:
+        first = said.group("name").strip()
+    elif opened is not None and _RELATION_AT_END.search(opened.group("formula")):
+        first = _RELATION.split(opened.group("formula"))[0].strip()
+    else:
+        return False
+    if not _ONE_NAME.fullmatch(first) or len(first) > _NAME_LETTERS:
+        return False
+    question = _QUESTION.get()
+    if question is not None and re.search(rf"(?<![A-Za-z\\]){re.escape(first)}(?![A-Za-z])", question):
+        return False
+    name = rf"(?:\$\s*{re.escape(first)}\s*\$|\\\(\s*{re.escape(first)}\s*\\\)|\b{re.escape(first)}\b)"
+    for found in re.finditer(name + _DEFINED_AS, before, re.IGNORECASE):
+        if _MADE_FROM.search(found.group("definition")):
+            return True
+    # "... so the answer is $m - 10$": the reply says the answer is made from the name, so the name is not it.
+    escaped = re.escape(first)
+    made = (rf"\banswer\s+(?:is|will\s+be|equals|=)\s*\$(?=[^$]*(?<![A-Za-z\\]){escaped}(?![A-Za-z]))"
+            rf"(?!\s*{escaped}\s*\$)")
+    return re.search(made, before, re.IGNORECASE) is not None
+
+
+_NAME_LETTERS: Final = 12
+_NAME_SAID_EQUAL: Final = re.compile(
+    r"(?:\$|\\\()(?P<name>[^$]{1,12}?)(?:\$|\\\))\s+(?:equals|is|comes\s+to|=)\s*(?:\$\$?|\\\(|\\\[)?\s*\Z")
+_DEFINED_AS: Final = (r"\s*,?\s*(?:(?:which\s+is\s+|is\s+)?defined\s+as|denot\w*|stands?\s+for|represents?|"
+                      r"(?:be|to\s+be)\s+(?:equal\s+to\s+)?|:=)\s*(?P<definition>[^.;\n]{1,120})")
+"""A name defined in words (``$u$, defined as``, ``let $u$ be``, ``$u$ denotes``); an equation (``$u = 7$``) is a
+step of the working, not a definition."""
+_MADE_FROM: Final = re.compile(
+    r"\b(?:twice|thrice|double|triple|half|halved|times|plus|minus|more\s+than|less\s+than|fewer\s+than|"
+    r"(?:increased|decreased|raised|lowered|reduced|multiplied|divided|shifted)\s+by|"
+    r"squared?|cubed?|reciprocal|inverse|negative|opposite|sum|product|difference|quotient|ratio|percent|"
+    r"fraction|multiple|square\s+root|root)\b|\+|\*|/|\\(?:cdot|times|frac)\b",
+    re.IGNORECASE,
+)
+"""A definition that makes a quantity from another (``twice the quantity asked for``, ``the answer plus 7``)."""
+
+
 def subject_named_in_question(words: Iterable[str]) -> bool:
     """Whether a word of a box's prose subject (four letters or more, not a word that names nothing of its own) is
     a word of the question being read: positive evidence that the subject names what is asked (``the distance
@@ -181,8 +236,8 @@ def subject_named_in_question(words: Iterable[str]) -> bool:
     question = _QUESTION.get()
     if question is None:
         return False
-    asked = {_singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower())}
-    return any(len(word) >= _CONTENT_LETTERS and word not in _GENERIC and _singular(word) in asked
+    asked = {singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower())}
+    return any(len(word) >= _CONTENT_LETTERS and word not in _GENERIC and singular(word) in asked
                for word in (w.lower().strip(".,;:!?\"'()[]*_`") for w in words))
 
 
@@ -196,7 +251,8 @@ _GENERIC: Final = frozenset({
 """Words of four letters or more a subject and a question share without naming the same quantity."""
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """A plural noun's singular by its plain -s ending (``ways`` to ``way``); shorter words are left alone."""
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > _CONTENT_LETTERS else word
 
 

@@ -37,12 +37,15 @@ from typing import Final
 
 from handlers.grading.asked import (
     formula_names_what_is_asked,
+    name_made_from_the_answer,
     names_what_is_asked,
+    question_words,
+    singular,
     subject_asked,
     subject_named_in_question,
     verb_asked,
 )
-from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, plain_number, spoken_value
+from handlers.grading.spoken_arithmetic import DIGIT_GROUP_COMMA, number_in_words, plain_number, spoken_value
 from handlers.grading.tokens import MATH_SEGMENT, size_marks_dropped, tilde_untied_on_left
 
 _MASKED_TAGS: Final = (
@@ -110,9 +113,23 @@ _HIDDEN_HTML = re.compile(
 )
 
 
+_HTML_STRUCK: Final = re.compile(
+    r"<(?P<tag>del|s|strike)\b[^<>]*>(?P<struck>.*?)</(?P=tag)\s*>"
+    r"|<(?P<span>\w+)[^<>]*text-decoration\s*:\s*line-through[^<>]*>(?P<struck2>.*?)</(?P=span)\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+"""HTML that strikes text through (``<del>``, ``<s>``, ``<strike>``, a ``line-through`` style): struck out, as
+Markdown's ``~~`` is."""
+
+
+def _struck(found: re.Match[str]) -> str:
+    return f"~~{found.group('struck') if found.group('struck') is not None else found.group('struck2')}~~"
+
+
 def extract_final_answer(text: str) -> str | None:
     """The final answer of ``text`` by the rules in the module docstring, stripped."""
     # A think block is reasoning, but one after the answer reopens it: it stays as a mark later sentences read.
+    text = _HTML_STRUCK.sub(_struck, text)
     written = mask_reasoning_and_tools(_THINK_BLOCK.sub(_THOUGHT_LINE, _end_of_turn_dropped(text)))
     shown = mask_hidden(written)
     visible = _CODE_FENCE.sub("\n", shown)
@@ -443,6 +460,44 @@ _CLOSING_PHRASE: Final = re.compile(
     re.IGNORECASE,
 )
 """Words after a final box that only announce it (``\\boxed{42} is the final answer``): a closed list."""
+_RESTATING: Final = re.compile(
+    r"[\s(\u2014\u2013,;:-]*(?:(?:that\s+is|i\.\s?e\.|namely|or|in\s+words|written\s+out|read\s+as|spelled\s+out)"
+    r"[\s,:]*)?(?P<words>[A-Za-z][A-Za-z\s-]*?)[\s).!]*",
+    re.IGNORECASE,
+)
+
+
+def _restated_in_words(after: str, answer: str) -> bool:
+    """Whether the rest of the box's sentence only says the box's number in words (``(forty-two)``, ``\u2014 that is,
+    one over three``)."""
+    said = _RESTATING.fullmatch(after)
+    if said is None:
+        return False
+    value, boxed = number_in_words(said.group("words")), plain_number(answer)
+    return value is not None and value == boxed
+
+
+def _says_another_number_in_words(later: str, answer: str) -> bool:
+    """Whether the clause after the box's comma names it again as another number in words (``\\boxed{42}, or
+    forty-three``, ``\\boxed{42}, namely forty-three``): a reader meets two values."""
+    said = _RESTATING.fullmatch(later)
+    value = number_in_words(said.group("words")) if said is not None else None
+    return value is not None and value != plain_number(answer)
+
+
+_DASH_TAIL: Final = re.compile(r"\A\s*(?:\u2014|\u2013|--?)\s*(?P<tail>.+)", re.DOTALL)
+
+
+def _unconfirmed_dash_tail(later: str) -> bool:
+    """Whether the rest of the box's sentence is set off by a dash and says something of the box that is not
+    evidence for it (``\\boxed{42} \u2014 courtesy of a dartboard``), by the rule for remarks after the box
+    (:func:`_unconfirmed_remark`). A dash before a value is read by the value rules."""
+    tail = _DASH_TAIL.match(later)
+    if tail is None or re.search(r"\d|\$|\\[(\[]", tail.group("tail")):
+        return False
+    return _unconfirmed_remark(_prose_only(tail.group("tail")))
+
+
 _EXACTLY: Final = re.compile(
     r"[\s(\u2014\u2013-]*(?:exactly|exact|precisely)(?:\s*[,;]?\s*(?:with\s+)?no\s+rounding(?:\s+(?:is\s+|was\s+)?"
     r"(?:needed|required|necessary|involved|used))?)?[\s).]*",
@@ -617,13 +672,16 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         after += "?"  # "The answer is \boxed{42} ?": the sentence asks, and its question mark is read with it
     joined, later = _split_clause(after)
     joined = _IN_TOTAL.sub("", joined)  # "$\boxed{32}$ dollars in total": the unit is read, "in total" says nothing
+    if _restated_in_words(after, answer):
+        joined, later = "", ""  # "\boxed{42} (forty-two)", "\boxed{\frac{1}{3}}, that is, one over three"
     if not joined.strip(" .,;!)]") or _CLOSING_PHRASE.fullmatch(joined.strip(" .,;!")) or _names_the_box(joined):
         joined = ""
     keep_later = (_DENYING.search(later) or _QUALIFYING.search(later) or _TAKING_BACK.search(_prose_only(later))
                   or _FOREIGN_DOUBT.search(_prose_only(later)) or _NON_ENGLISH_LETTER.search(_prose_only(later))
                   or _LATER_CLAUSE_HEDGE.search(later) or _continues_with_a_value(later)
                   or _renames_another_value(later, answer) or _another_value_reported(later, _bare_text(answer))
-                  or _concludes_another_value(later, _prose_only(later), answer))
+                  or _concludes_another_value(later, _prose_only(later), answer)
+                  or _unconfirmed_dash_tail(later) or _says_another_number_in_words(later, answer))
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence_start = _sentence_start(text, begin)
     sentence = _CURRENCY_BEFORE_BOX.sub("", _LINE_MARKER.sub("", text[sentence_start:begin]))
@@ -651,17 +709,48 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         spoken = ""  # "There are $4!/2 = 12$ ways, so \boxed{12}": the conclusion word announces the box
     announced = (_only_announces(spoken) and (label is None or _only_announces(label))
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
-    lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
+    made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], sentence)
+    quoted = _quotation_not_adopted(text, begin, prose)
+    lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced or made_from
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
             or _NON_ENGLISH_LETTER.search(prose) or not _formula_asked(spoken, sentence) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
+    if quoted:
+        lead = f"(quoted) {quoted} {before.strip()}"
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
     if framing:
         lead = f"{framing} {before.strip()}"
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+def _quotation_not_adopted(text: str, begin: int, prose: str) -> str | None:
+    """For a box in a Markdown blockquote, what keeps the reply from adopting it, else ``None``. A quotation is
+    someone's words (``My classmate's sheet ends:`` over ``> Thus we get \\boxed{29}.``); the reply makes it its
+    answer only by labelling it so inside the quote (``> **Final answer**``, ``> Answer: \\boxed{5}``), with no
+    line above the quote introducing it as another's (a line ending in a colon must announce the answer)."""
+    line_start = text.rfind("\n", 0, begin) + 1
+    if not text[line_start:begin].lstrip().startswith(">"):
+        return None
+    block_start = line_start
+    while block_start > 0:
+        above = text.rfind("\n", 0, block_start - 1) + 1
+        if not text[above : block_start - 1].lstrip().startswith(">"):
+            break
+        block_start = above
+    quote = text[block_start:begin]
+    if not _QUOTE_LABEL.search(_prose_only(quote)):
+        return "a quotation that does not say it is the answer"
+    intro = text[:block_start].rstrip()
+    intro_line = intro[intro.rfind("\n") + 1 :].strip()
+    if intro_line.endswith(":") and not _only_announces(_prose_only(intro_line[:-1])):
+        return intro_line
+    return None
+
+
+_QUOTE_LABEL: Final = re.compile(r"\b(?:final\s+)?(?:answer|result|solution)s?\b", re.IGNORECASE)
 
 
 _LINE_MARKER: Final = re.compile(
@@ -677,6 +766,8 @@ _QUALIFYING_LEAD: Final = re.compile(
     r"^\W*(?:(?:for|when|whenever)\s+(?:even|odd|positive|negative|large|small|integer|prime)\b"
     r"|(?:for|when|whenever)\s+(?:\S+\s+){0,2}?[A-Za-z]\s*(?:=|<|>|\\[lgn]eq?|\\neq?)\s*[-\w]+"
     r"|in\s+(?:the\s+)?(?:case|scenario)\b|in\s+(?:base|hexadecimal|hex|octal|binary)\b|in\s+(?:the\s+)?limit"
+    r"|in\s+(?:the|this|a|our)\s+(?:miniature|toy|smaller|simpler|simplified|scaled[-\s]down|baby|sample|example|"
+    r"special|test|reduced|trial)\s+(?:analogue|analog|version|case|instance|problem|example|setting|variant)"
     r"|(?:ignoring|dropping|neglecting|disregarding|relaxing|removing|without)\s+(?:the\s+|this\s+|that\s+|any\s+)?"
     r"(?:constraints?|conditions?|restrictions?|requirements?|assumptions?|overlap|order|edge\s+cases?|"
     r"(?:the\s+)?\$[^$]*\$)|before\s+(?:divid|multipl|subtract"
@@ -910,6 +1001,9 @@ def _framing_sentence(text: str, sentence_start: int, answer: str, *, corrects: 
     disowned = _DISOWNING.search(_prose_only(text[max(0, sentence_start - CONTEXT_WINDOW):sentence_start]))
     if disowned is not None:
         return disowned.group()  # "## A shot in the dark", "Everything below is invented." anywhere above the box
+    title = _unplain_title(text[:sentence_start])
+    if title is not None:
+        return title  # "# Layout mock-up (figures are dummies)" over the whole reply
     pointer = _FORWARD.search(previous)
     if pointer is None:
         return ""
@@ -947,6 +1041,39 @@ _DISOWNING: Final = re.compile(
 )
 """Words that disown the whole answer, read anywhere in the text before the box's sentence (a heading ``## A shot
 in the dark``, ``Disclaimer: everything below is invented.``, ``I had no time to derive this.``)."""
+_TITLE_LINE: Final = re.compile(r"\A\s*#[ \t]+(?!step\s*\d)(?P<title>[^\n]+)$", re.MULTILINE | re.IGNORECASE)
+"""The reply's first line, when it is a top-level heading (``# ...``) and no step of the working (``# Step 1: ...``)."""
+_TITLE_WORDS: Final = frozenset(re.findall(r"\S+", """
+    a all above an analysis analyze analyzing and answer approach arithmetic asked asks at break breaking brief by
+    calculate
+    calculating calculation calculations case cases check checking combine combining complete computation compute
+    computed computing conclusion count counting data define defining definitions derivation derive deriving
+    detailed details down equation equations explanation expression final find finding for formal full given
+    here how idea ideas identify identifying in information insight is it its key known let's main math
+    mathematical method my notes observation observations of on our overview part plan problem problem's proof
+    putting question quick reasoning recap remarks response result results set setting setup short simplify
+    simplifying solution solve solving step step-by-step steps strategy summary the to together understand
+    understanding unknown unknowns value values variables verification verify walkthrough we what with work worked
+    working
+"""))
+"""Words of a heading that only names a part of a solution (``## Step 2: Set up the equation``, ``### Final
+Answer``, ``# Solution``)."""
+
+
+def _unplain_title(above: str) -> str | None:
+    """The reply's title (a top-level heading on its first line), when it says more than a section name or the
+    question's own words (``# Layout mock-up (figures are dummies)``, ``# Illustrative numbers only``): a title over
+    the whole reply may say what the reply is, which no list of disclaimers can hold. ``None`` when it is plain,
+    there is none, or the question is unknown."""
+    asked = question_words()
+    heading = _TITLE_LINE.search(above)
+    if asked is None or heading is None:
+        return None
+    words = re.findall(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*", _prose_only(heading.group("title")).lower())
+    unplain = [word for word in words if word not in _TITLE_WORDS and singular(word) not in asked]
+    return heading.group("title") if unplain else None
+
+
 _DENYING_BEFORE: Final = re.compile(
     r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:the\s+|my\s+|our\s+)?(?:final\s+)?(?:answer|it|right|correct|sure|"
     r"certain|confident)\b|^\W*not\b|^\W*no\W*$|\w*(?:wrong|incorrect|mistak|erroneous)\w*|"
@@ -1058,7 +1185,15 @@ def _only_announces(clause: str) -> bool:
     # "the area is", "Janet makes": with the question known, the subject must name what it asks ("Its cube is"
     # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
     return ((bare[-1] in _COPULAS or verb_asked(bare[-1])) and len(bare) <= _SUBJECT_WORDS + 1
-            and names_what_is_asked(bare[:-1]))
+            and names_what_is_asked(bare[:-1]) and not any(word in _ANOTHER_SETTING for word in bare[:-1]))
+
+
+_ANOTHER_SETTING: Final = frozenset({
+    "case", "version", "instance", "example", "analogue", "analog", "variant", "scenario", "draft", "attempt",
+    "trial", "sample", "test", "miniature", "toy",
+})
+"""Words of a subject that name another setting than the problem's (``That case gives``, ``The toy version has``):
+its box is that setting's value."""
 
 
 _COMPUTING: Final = frozenset({
@@ -1606,6 +1741,12 @@ _FOREIGN_DOUBT: Final = re.compile(
     r"geloof|vermoedelijk|schatting|ondergrens|bovengrens|min\s+of\s+meer|slechts|deel|gok\w*|iets\s+(?:meer|minder)|"
     # Norwegian and Danish, Tagalog, Swahili (a few common doubt words of languages read nowhere else)
     r"kanskje|m[a\u00e5]ske|ikke|usikker|siguro|baka|yata|hindi\s+ako|labda|pengine|sina\s+uhakika|"
+    # "maybe" in Czech, Slovak, Hungarian, Finnish, Estonian, Latin, Esperanto, Welsh, Afrikaans, Basque, Icelandic,
+    # Albanian, Lithuanian, Latvian, Croatian/Serbian/Bosnian, Slovene, Maltese, Hausa, Zulu, Malagasy, Romanian,
+    # Catalan: words of languages the lists read nowhere else, with and without their diacritics
+    r"mo[z\u017e]n[a\u00e1o]|tal[a\u00e1]n|ehk[a\u00e4]|v[o\u00f5]ib[-\s]olla|fortasse|forsitan|eble|efallai|miskien|"
+    r"agian|kannski|ndoshta|galb[u\u016b]t|varb[u\u016b]t|mo[z\u017e]da|morda|forsi|wata[k\u0199]ila|mhlawumbe|"
+    r"angamba|poate|potser|"
     # Swedish
     r"inte|kanske|ungef[a\u00e4]r|n[a\u00e4]stan|egentligen|fel|felaktig\w*|os[a\u00e4]ker|tveksam\w*|nej|"
     r"v[a\u00e4]nta|om|tror|gissa\w*|uppskattning\w*|bara|del|gr[a\u00e4]ns|eller|troligen|"
@@ -1850,11 +1991,13 @@ _DOUBTING_WORDS: Final = (
     r"placeholder|stand-?in|working|draft|assum\w*|suppos\w*|rough\w*|estimat\w*|nearly|almost|partial\w*|"
     r"excluding|including|ignor\w*|skip\w*|later|first|earlier|previous|old|new|revis\w*|updat\w*|chang\w*|"
     r"replac\w*|swap\w*|switch\w*|correct(?:ed|ion)|fix\w*|bunk|bogus|garbage|nonsense|random|arbitrar\w*|filler|"
-    r"copied|copying|mostly|partly|largely|somewhat|neighbou?r\w*|opinion"
+    r"copied|copying|mostly|partly|largely|somewhat|neighbou?r\w*|opinion|save|apart|aside|barring|besides|"
+    r"excepting|exceptions?|bar\s+(?:one|the|a|that)"
 )
 """Denials, conditions, doubts, hedges, another or an earlier value, a revision, a step still to take."""
 _CHANGING_WORDS: Final = (
-    r"round\w*|half|twice|double|triple|squared?|roots?|cubed?|add\w*|subtract\w*|multipl\w*|divid\w*|times|"
+    r"round\w*|half|halv\w*|twice|double|triple|squar\w*|roots?|cub(?:e|es|ed|ing)|add\w*|subtract\w*|multipl\w*|"
+    r"divid\w*|times|tack\w*|apply\w*|appl(?:ies|ied)|pre-\w+|"
     r"minus|plus|reciprocal|scal\w*|units?|per|thousands?|millions?|billions?|percent\w*|base"
 )
 """An operation or a scale: in a confirmation it changes the box (``It checks out, times 3.``); in an account of the

@@ -92,3 +92,48 @@ def plain_number(answer: str) -> Fraction | None:
         return None
     value = Fraction(int(fraction["top"]), int(fraction["bottom"]))
     return -value if fraction["sign"] == "-" else value
+
+
+_SMALL_NUMBERS: Final = {word: value for value, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"))}
+_TENS: Final = {word: 10 * value for value, word in enumerate((
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2)}
+_SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORD: Final = re.compile(r"[a-z]+", re.IGNORECASE)
+_OVER: Final = re.compile(r"\s+(?:over|divided\s+by)\s+", re.IGNORECASE)
+
+
+def number_in_words(text: str) -> Fraction | None:
+    """The value of a number written out in English (``two hundred ninety-three``, ``forty-two``, ``minus
+    seven``, ``one over three``), else ``None``: every word must be part of the number."""
+    parts = _OVER.split(text.strip())
+    if len(parts) == 2:  # a numerator and a denominator
+        top, bottom = number_in_words(parts[0]), number_in_words(parts[1])
+        return top / bottom if top is not None and bottom else None
+    if len(parts) != 1:
+        return None
+    words = [word.lower() for word in _NUMBER_WORD.findall(text)]
+    if not words or _NUMBER_WORD.sub("", text).strip(" -,") or len(words) > _MAX_NUMBER_WORDS:
+        return None
+    sign = -1 if words[0] in {"minus", "negative"} else 1
+    words = words[1:] if sign < 0 else words
+    total, group, seen = 0, 0, False
+    for word in words:
+        if word == "and" and seen:
+            continue
+        if word in _SMALL_NUMBERS:
+            group += _SMALL_NUMBERS[word]
+        elif word in _TENS:
+            group += _TENS[word]
+        elif word == "hundred" and seen:
+            group *= 100
+        elif word in _SCALES and seen:
+            total, group = total + group * _SCALES[word], 0
+        else:
+            return None
+        seen = True
+    return Fraction(sign * (total + group)) if seen else None
+
+
+_MAX_NUMBER_WORDS: Final = 12
