@@ -144,11 +144,46 @@ def subject_asked(words: Iterable[str]) -> bool:
     return subject_named_in_question(words) or any(named.search(joined) for named, _ in DERIVED_QUANTITIES.values())
 
 
+def counts_another_thing(words: Iterable[str]) -> bool:
+    """Whether a subject counts a thing the question names only among its givens (``the number of roses``, asked
+    ``How many thorns are there?`` about roses that have thorns): its box counts another thing than the one asked.
+    ``False`` when no question is known, the subject counts nothing, or the thing is named where the question asks."""
+    question = _QUESTION.get()
+    counted = _COUNTED.search(" ".join(words))
+    if question is None or counted is None:
+        return False
+    thing = singular(counted.group("thing"))
+    if len(thing) < _CONTENT_LETTERS or thing in _GENERIC:
+        return False
+    plain = MATH_SEGMENT.sub(" ", question).lower()
+    named = {singular(word) for word in _PLAIN_WORD.findall(plain)}
+    asked = {singular(word) for word in _PLAIN_WORD.findall(asking_sentence(plain))}
+    return thing in named and thing not in asked
+
+
+def asking_sentence(question: str) -> str:
+    """The sentence of ``question`` that asks: its last question, else its last sentence with a word that asks
+    (``Find``, ``Compute``, ``What``, ``How``...), else the whole question (a diagram or a note may close it)."""
+    sentences = _SENTENCE.findall(question) or [question]
+    asking = ([sentence for sentence in sentences if sentence.rstrip().endswith("?")]
+              or [sentence for sentence in sentences if _ASKING_WORD.search(sentence)])
+    return asking[-1] if asking else question
+
+
+_ASKING_WORD: Final = re.compile(
+    r"\b(?:find|compute|calculate|determine|evaluate|what|how|which|express|give|simplify|solve|write)\b",
+    re.IGNORECASE,
+)
+
+
+_COUNTED: Final = re.compile(r"\b(?:number|count|tally|total|amount|quantity)\s+of\s+(?:the\s+)?(?P<thing>[a-z]+)")
+
+
 def verb_asked(word: str) -> bool:
     """Whether ``word``, a verb in the third person or the past (``earns``, ``spends``, ``paid``), is one the
     question's last sentence uses (``How much does she earn in a year?``): a box after ``she earns`` then states
-    what is asked, as one after ``she has`` does. The question's last sentence that asks (ends in ``?``) is read,
-else its last. ``False`` when no question is known."""
+    what is asked, as one after ``she has`` does. The question's asking sentence is read (:func:`asking_sentence`).
+``False`` when no question is known."""
     question = _QUESTION.get()
     word = word.lower()
     if question is None or not word.isalpha():
@@ -163,9 +198,7 @@ else its last. ``False`` when no question is known."""
         stems = {word[:-2], word[:-1]}
     else:
         return False
-    sentences = _SENTENCE.findall(MATH_SEGMENT.sub(" ", question)) or [question]
-    asking = [sentence for sentence in sentences if sentence.endswith("?")] or sentences
-    asked = set(_PLAIN_WORD.findall(asking[-1].lower()))
+    asked = set(_PLAIN_WORD.findall(asking_sentence(MATH_SEGMENT.sub(" ", question)).lower()))
     return any(len(stem) >= _VERB_LETTERS and (stem in asked or f"{stem}s" in asked or f"{stem}es" in asked)
                for stem in stems)
 
@@ -222,6 +255,7 @@ step of the working, not a definition."""
 _MADE_FROM: Final = re.compile(
     r"\b(?:twice|thrice|double|triple|half|halved|times|plus|minus|more\s+than|less\s+than|fewer\s+than|"
     r"(?:increased|decreased|raised|lowered|reduced|multiplied|divided|shifted)\s+by|"
+    r"with\s+\w+\s+(?:subtracted|added|removed|taken\s+away)|"
     r"squared?|cubed?|reciprocal|inverse|negative|opposite|sum|product|difference|quotient|ratio|percent|"
     r"fraction|multiple|square\s+root|root)\b|\+|\*|/|\\(?:cdot|times|frac)\b",
     re.IGNORECASE,

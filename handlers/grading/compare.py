@@ -16,6 +16,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
+from handlers.grading.lexicon import units_asked
 from handlers.grading.parser import ends_in_order
 from handlers.grading.readings import (
     Assignment,
@@ -117,6 +118,11 @@ class Comparer:
             return pairs, ""
         if not gold_units:
             names = ", ".join(pred_units)
+            asked = units_asked() or frozenset()
+            other = [name for name, (unit, _) in pred_units.items() if unit.dimension != "count" and name not in asked]
+            if asked and other:  # "How many minutes ...?" answered in hours: the number is another quantity
+                wanted = ", ".join(sorted(asked))
+                return [], f"not equal: the answer is in {', '.join(other)}, the question asks in {wanted}"
             return pairs, f" (the answer's unit {names} was read; the ground truth has none)"
         if not pred_units:
             return pairs, " (the ground truth's unit was read; the answer has none)"

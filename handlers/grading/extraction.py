@@ -36,6 +36,7 @@ import re
 from typing import Final
 
 from handlers.grading.asked import (
+    counts_another_thing,
     formula_names_what_is_asked,
     name_made_from_the_answer,
     names_what_is_asked,
@@ -493,7 +494,7 @@ def _unconfirmed_dash_tail(later: str) -> bool:
     evidence for it (``\\boxed{42} \u2014 courtesy of a dartboard``), by the rule for remarks after the box
     (:func:`_unconfirmed_remark`). A dash before a value is read by the value rules."""
     tail = _DASH_TAIL.match(later)
-    if tail is None or re.search(r"\d|\$|\\[(\[]", tail.group("tail")):
+    if tail is None or re.search(r"(?<![\w-])\d[\d.,]*(?![\w-])|\$|\\[(\[]", tail.group("tail")):
         return False
     return _unconfirmed_remark(_prose_only(tail.group("tail")))
 
@@ -709,9 +710,12 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         spoken = ""  # "There are $4!/2 = 12$ ways, so \boxed{12}": the conclusion word announces the box
     announced = (_only_announces(spoken) and (label is None or _only_announces(label))
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
-    made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], sentence)
+    # The formula the box closes may have been read into the answer ("$$ w = \boxed{193} $$" reads "w = {193}").
+    closed = sentence + (answer[: answer.index("{")] if "{" in answer else "")
+    made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], closed)
     quoted = _quotation_not_adopted(text, begin, prose)
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced or made_from
+            or _DISOWNING.search(prose)  # "As a wild stab, the answer is"
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
             or _NON_ENGLISH_LETTER.search(prose) or not _formula_asked(spoken, sentence) else "")
     if lead and _announces_in_another_language(before):
@@ -1036,7 +1040,16 @@ _DISOWNING: Final = re.compile(
     r"(?:this|it|the\s+problem)\b|\bno\s+time\s+to\s+(?:derive|solve|work|check|compute)\b|"
     r"\bconfidence\b[^.]{0,30}\b(?:low|zero|none|minimal)\b|"
     r"\bwithout\s+(?:any\s+)?(?:real\s+)?(?:work|derivation|justification)\b|\bzero\s+real\s+work\b|"
-    r"\bnot\s+(?:actually\s+)?derived\b|\bunverified\s+guess\b|\bpulled\b[^.]{0,20}\b(?:air|hat)\b",
+    r"\bnot\s+(?:actually\s+)?derived\b|\bunverified\s+guess\b|\bpulled\b[^.]{0,20}\b(?:air|hat)\b|"
+    # the problem changed before it is solved
+    r"\b(?:take|treat|read|consider|imagine|solve)\s+the\s+(?:problem|question)\s+as\s+(?:if|though)\b|"
+    r"\bswap(?:ping)?\s+the\s+roles\b|\bthe\s+picture\s+changes\b|\bwhat\s+if\s+the\s+(?:problem|question)\b|"
+    r"\bredo(?:ing)?\s+the\s+(?:computation|calculation|problem)\s+(?:with|as\s+if|under)\b|"
+    r"\breading\s+[\"'\u2018\u201c][^\"'\u2019\u201d]{1,30}[\"'\u2019\u201d]\s+as\b|"
+    r"\b(?:change|alter|modify|tweak)(?:d|s|ing)?\s+the\s+(?:problem|question|data|numbers|givens)\b|"
+    r"\bpretend(?:ing)?\s+(?:that\s+)?(?:the\s+)?\w+\s+(?:does|do|did|is|are|was|were|has|had)(?:\s+not|n't)?\b|"
+    r"\boff\s+the\s+top\s+of\s+(?:my|one's|the)\s+head\b|\bhalf-?remembered\b|\bfrom\s+(?:vague\s+)?memory\b|"
+    r"\bwithout\s+(?:checking|working|computing|calculating)\b|\bpending\s+(?:a|the|my|further)\b",
     re.IGNORECASE,
 )
 """Words that disown the whole answer, read anywhere in the text before the box's sentence (a heading ``## A shot
@@ -1185,7 +1198,8 @@ def _only_announces(clause: str) -> bool:
     # "the area is", "Janet makes": with the question known, the subject must name what it asks ("Its cube is"
     # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
     return ((bare[-1] in _COPULAS or verb_asked(bare[-1])) and len(bare) <= _SUBJECT_WORDS + 1
-            and names_what_is_asked(bare[:-1]) and not any(word in _ANOTHER_SETTING for word in bare[:-1]))
+            and names_what_is_asked(bare[:-1]) and not any(word in _ANOTHER_SETTING for word in bare[:-1])
+            and not counts_another_thing(bare[:-1]))
 
 
 _ANOTHER_SETTING: Final = frozenset({

@@ -250,10 +250,39 @@ def question_nouns(question: object) -> Iterator[None]:
             words.update(_QUESTION_WORD.findall(word))
     nouns = frozenset(words | {_singular(word) for word in words} | {word + "s" for word in words}) - NOT_COUNT_NOUNS
     token = _QUESTION_NOUNS.set(nouns if question else None)
+    units_token = _QUESTION_UNITS.set(_units_asked_in(question) if question else None)
     try:
         yield
     finally:
         _QUESTION_NOUNS.reset(token)
+        _QUESTION_UNITS.reset(units_token)
+
+
+_QUESTION_UNITS: ContextVar[frozenset[str] | None] = ContextVar("question_units", default=None)
+_ASKED_IN: Final = re.compile(
+    r"\b(?:how\s+many|number\s+of|how\s+much|in|into|as|(?:answer|result)\s+in)\s+(?:units\s+of\s+|terms\s+of\s+)?"
+    r"((?:[A-Za-z]+\s+){0,2}[A-Za-z]+)",
+    re.IGNORECASE,
+)
+
+
+def _units_asked_in(question: str) -> frozenset[str]:
+    """The units a question asks its answer in (``How many minutes``, ``Express your answer in centimeters``): the
+    names of the units of :data:`UNITS` among the words after those phrases (three letters or more, so ``in a`` is
+    no unit)."""
+    asked: set[str] = set()
+    for match in _ASKED_IN.finditer(question):
+        for word in match.group(1).split():
+            unit = UNITS.get(word.lower()) if len(word) >= 3 and word.lower() not in _CASE_SENSITIVE else None
+            if unit is not None and unit.dimension != "percent":
+                asked.add(unit.name)
+    return frozenset(asked)
+
+
+def units_asked() -> frozenset[str] | None:
+    """The names of the units the question being graded asks in (:func:`question_nouns`); ``None`` when no question
+    is known, empty when it names none."""
+    return _QUESTION_UNITS.get()
 
 
 def unit_named(word: str) -> Unit | None:
