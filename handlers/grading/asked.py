@@ -144,6 +144,46 @@ def subject_asked(words: Iterable[str]) -> bool:
     return subject_named_in_question(words) or any(named.search(joined) for named, _ in DERIVED_QUANTITIES.values())
 
 
+def names_something_else(words: Iterable[str]) -> bool:
+    """Whether a box's subject names a thing the question never mentions (``the apothem``, ``the smaller root``,
+    ``the constant term``, asked to evaluate an expression): every word of it that names something (four letters or
+    more, not a word for a value or an amount) is missing from the question. ``False`` when no question is known or
+    the subject names nothing of its own (``the answer``, ``the total cost``)."""
+    asked = question_words_known()
+    words = [word.lower().strip(".,;:!?\"'()[]*_`") for word in words]
+    words = [word for word in words if word]
+    # Only a plain noun phrase is judged ("the smaller root"); a clause ("the value we're looking for") is not.
+    if asked is None or not _NOUN_PHRASE.fullmatch(" ".join(words)):
+        return False
+    if any(named.search(" ".join(words)) for named, _ in DERIVED_QUANTITIES.values()):
+        return False  # "The average is", asked for the mean: judged by names_what_is_asked
+    naming = [word for word in words if len(word) >= _CONTENT_LETTERS and word.isalpha()
+              and not {word, singular(word)} & (_GENERIC | _AMOUNTS)]
+    return bool(naming) and not any(singular(word) in asked for word in naming)
+
+
+_NOUN_PHRASE: Final = re.compile(r"(?:the|its|their|his|her)(?:\s+[a-z][a-z-]*){1,3}")
+_AMOUNTS: Final = frozenset({
+    "cost", "costs", "price", "amount", "money", "number", "count", "total", "value", "result", "quantity", "size",
+    "time", "distance", "speed", "rate", "overall", "final", "required", "desired", "requested", "answer",
+    "sought", "exact", "correct", "numerical", "whole", "entire", "combined", "altogether", "together", "exactly",
+    "precisely", "therefore", "hence", "thus", "finally", "conclusion", "summary", "clearly", "indeed", "simply",
+    "just", "also", "then", "here", "comes", "equals", "gives", "makes", "becomes", "totals", "amounts",
+    "expression", "problem", "question", "computation", "calculation", "solution", "remaining", "left", "needed",
+    "spent", "earned", "paid", "saved", "made", "used", "each", "every", "much", "many",
+    # what an answer is called whatever the question's words for it (the roots, the image, the smallest such angle)
+    "root", "zero", "image", "smallest", "largest", "least", "greatest", "minimum", "maximum", "such", "resulting",
+    "possible", "positive", "real", "integer", "measure",
+})
+"""Words a subject uses for a value or an amount of whatever was asked (``the total cost``, ``the amount left``)."""
+
+
+def question_words_known() -> frozenset[str] | None:
+    """:func:`question_words`, singular."""
+    words = question_words()
+    return None if words is None else frozenset(singular(word) for word in words)
+
+
 def counts_another_thing(words: Iterable[str]) -> bool:
     """Whether a subject counts a thing the question names only among its givens (``the number of roses``, asked
     ``How many thorns are there?`` about roses that have thorns): its box counts another thing than the one asked.
@@ -223,10 +263,12 @@ def name_made_from_the_answer(before: str, sentence: str) -> bool:
     question writes is never judged here."""
     said = _NAME_SAID_EQUAL.search(sentence)  # "So $s$ equals $\\boxed{3000}$"
     opened = _LAST_FORMULA.search(sentence)
+    # A display formula that opens its line is read into the answer whole ("w = " of "$$ w = \\boxed{193} $$").
+    formula = opened.group("formula") if opened is not None else sentence if "$" not in sentence else ""
     if said is not None:
         first = said.group("name").strip()
-    elif opened is not None and _RELATION_AT_END.search(opened.group("formula")):
-        first = _RELATION.split(opened.group("formula"))[0].strip()
+    elif _RELATION_AT_END.search(formula):
+        first = _RELATION.split(formula)[0].strip()
     else:
         return False
     if not _ONE_NAME.fullmatch(first) or len(first) > _NAME_LETTERS:

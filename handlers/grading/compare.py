@@ -16,7 +16,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from handlers.grading.lexicon import units_asked
+from handlers.grading.lexicon import units_asked, units_mentioned
 from handlers.grading.parser import ends_in_order
 from handlers.grading.readings import (
     Assignment,
@@ -123,6 +123,9 @@ class Comparer:
             if asked and other:  # "How many minutes ...?" answered in hours: the number is another quantity
                 wanted = ", ".join(sorted(asked))
                 return [], f"not equal: the answer is in {', '.join(other)}, the question asks in {wanted}"
+            foreign = _units_the_question_does_not_use(pred_units)
+            if foreign:  # an amount in euros when every amount of the question is in dollars
+                return [], f"not equal: the answer is in {foreign}, a unit of a kind the question gives only in others"
             return pairs, f" (the answer's unit {names} was read; the ground truth has none)"
         if not pred_units:
             return pairs, " (the ground truth's unit was read; the answer has none)"
@@ -404,6 +407,24 @@ def _as_equation(assignment: Assignment) -> Equation | None:
     if assignment.symbol is None or not isinstance(value, Quantity) or value.units:
         return None
     return Equation(assignment.symbol, value.value)
+
+
+def _units_the_question_does_not_use(units: dict[str, tuple[Any, int]]) -> str:
+    """The answer's units that the question never names while it names others of their kind (money in euros when
+    the question's amounts are in dollars, seconds when it speaks of hours and minutes), joined; empty when none or
+    no question is known. A unit of a kind the question does not measure in is left to the comparison."""
+    mentioned = units_mentioned()
+    if not mentioned:
+        return ""
+    names = {unit.name for unit in mentioned}
+    kinds = {_kind(unit) for unit in mentioned}
+    return ", ".join(name for name, (unit, _) in units.items()
+                     if _kind(unit) in kinds and unit.dimension != "count" and name not in names)
+
+
+def _kind(unit: Any) -> str:
+    """What a unit measures: its dimension, with every currency one kind (``money:USD`` and ``money:EUR`` are money)."""
+    return str(unit.dimension).split(":", 1)[0]
 
 
 def _unit_map(quantity: Quantity) -> dict[str, tuple[Any, int]]:

@@ -39,6 +39,7 @@ from handlers.grading.asked import (
     counts_another_thing,
     formula_names_what_is_asked,
     name_made_from_the_answer,
+    names_something_else,
     names_what_is_asked,
     question_words,
     singular,
@@ -1199,7 +1200,7 @@ def _only_announces(clause: str) -> bool:
     # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
     return ((bare[-1] in _COPULAS or verb_asked(bare[-1])) and len(bare) <= _SUBJECT_WORDS + 1
             and names_what_is_asked(bare[:-1]) and not any(word in _ANOTHER_SETTING for word in bare[:-1])
-            and not counts_another_thing(bare[:-1]))
+            and not counts_another_thing(bare[:-1]) and not names_something_else(bare[:-1]))
 
 
 _ANOTHER_SETTING: Final = frozenset({

@@ -251,11 +251,13 @@ def question_nouns(question: object) -> Iterator[None]:
     nouns = frozenset(words | {_singular(word) for word in words} | {word + "s" for word in words}) - NOT_COUNT_NOUNS
     token = _QUESTION_NOUNS.set(nouns if question else None)
     units_token = _QUESTION_UNITS.set(_units_asked_in(question) if question else None)
+    mentioned_token = _QUESTION_MENTIONS.set(_units_mentioned_in(question) if question else None)
     try:
         yield
     finally:
         _QUESTION_NOUNS.reset(token)
         _QUESTION_UNITS.reset(units_token)
+        _QUESTION_MENTIONS.reset(mentioned_token)
 
 
 _QUESTION_UNITS: ContextVar[frozenset[str] | None] = ContextVar("question_units", default=None)
@@ -277,6 +279,27 @@ def _units_asked_in(question: str) -> frozenset[str]:
             if unit is not None and unit.dimension != "percent":
                 asked.add(unit.name)
     return frozenset(asked)
+
+
+_QUESTION_MENTIONS: ContextVar[frozenset[Unit] | None] = ContextVar("question_unit_mentions", default=None)
+_DOLLAR_AMOUNT: Final = re.compile(r"(?<!\\)\$\s?\d|\\\$\s?\d")
+"""A dollar sign before a number in a question (``$10 an hour``, ``\\$2.40``): an amount in dollars."""
+_WORD: Final = re.compile(r"[A-Za-z]{3,}")
+
+
+def _units_mentioned_in(question: str) -> frozenset[Unit]:
+    """Every unit of :data:`UNITS` a question names anywhere (three letters or more), and the dollar when it writes
+    an amount with a dollar sign."""
+    found = {UNITS[word.lower()] for word in _WORD.findall(question)
+             if word.lower() in UNITS and word.lower() not in _CASE_SENSITIVE}
+    if _DOLLAR_AMOUNT.search(question):
+        found.add(UNITS["dollar"])
+    return frozenset(unit for unit in found if unit.dimension != "percent")
+
+
+def units_mentioned() -> frozenset[Unit] | None:
+    """The units the question being graded names (:func:`question_nouns`); ``None`` when no question is known."""
+    return _QUESTION_MENTIONS.get()
 
 
 def units_asked() -> frozenset[str] | None:
