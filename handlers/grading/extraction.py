@@ -716,13 +716,15 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], closed)
     quoted = _quotation_not_adopted(text, begin, prose)
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced or made_from
-            or _DISOWNING.search(prose)  # "As a wild stab, the answer is"
+            or _DISOWNING.search(prose) or _DISOWNING_LEAD.search(prose)  # "As a wild stab, the answer is"
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
             or _NON_ENGLISH_LETTER.search(prose) or not _formula_asked(spoken, sentence) else "")
     if lead and _announces_in_another_language(before):
         lead = ""
     if quoted:
         lead = f"(quoted) {quoted} {before.strip()}"
+    if made_from:  # the sentence may be empty: "$$ w = \boxed{193} $$" on a line of its own
+        lead = f"(a name the reply made from the answer) {before.strip()}"
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
     if framing:
         lead = f"{framing} {before.strip()}"
@@ -1048,7 +1050,11 @@ _DISOWNING: Final = re.compile(
     r"\bredo(?:ing)?\s+the\s+(?:computation|calculation|problem)\s+(?:with|as\s+if|under)\b|"
     r"\breading\s+[\"'\u2018\u201c][^\"'\u2019\u201d]{1,30}[\"'\u2019\u201d]\s+as\b|"
     r"\b(?:change|alter|modify|tweak)(?:d|s|ing)?\s+the\s+(?:problem|question|data|numbers|givens)\b|"
-    r"\bpretend(?:ing)?\s+(?:that\s+)?(?:the\s+)?\w+\s+(?:does|do|did|is|are|was|were|has|had)(?:\s+not|n't)?\b|"
+    r"\bpretend(?:ing)?\b(?:\s+for\s+a\s+(?:moment|second|minute))?\s+(?:that\s+)?|"
+    r"\b(?:drop|ignore|skip|remove|delete|omit)(?:s|ped|ping|d)?\s+the\s+(?:\w+\s+){0,2}(?:sentence|condition|constraint|"
+    r"clause|part|line|detail)\s+of\s+the\s+(?:problem|question)\b|"
+    r"\b(?:numbers|values|data)\s+from\s+(?:the\s+)?(?:previous|another|a\s+different|the\s+last|an?\s+other)\s+"
+    r"(?:exercise|problem|question|example)\b|"
     r"\boff\s+the\s+top\s+of\s+(?:my|one's|the)\s+head\b|\bhalf-?remembered\b|\bfrom\s+(?:vague\s+)?memory\b|"
     r"\bwithout\s+(?:checking|working|computing|calculating)\b|\bpending\s+(?:a|the|my|further)\b",
     re.IGNORECASE,
@@ -1088,6 +1094,19 @@ def _unplain_title(above: str) -> str | None:
     return heading.group("title") if unplain else None
 
 
+_DISOWNING_LEAD: Final = re.compile(
+    r"\bparrot\w*|\bscribbl\w*|\bvibes?\b|\bfreewheel\w*|\bscaffold\w*|\bstop-?gap\b|\bsight\s+unseen\b|"
+    r"\bblindly\b|\bwing(?:ing|ed)\s+it\b|\bthrow-?away\b|\b(?:from|out\s+of)\s+(?:thin\s+)?air\b|"
+    r"\b(?:derivation|working|work|algebra|steps?|proof)\s+(?:was\s+|were\s+)?skipped\b|"
+    r"\bskip(?:ping|ped)?\s+the\s+(?:derivation|working|work|algebra|steps?|proof)\b|"
+    r"\bcopy(?:ing)?\s+(?:from\s+)?(?:my|a|the)\s+(?:neighbou?r|classmate|friend)|"
+    r"\bbefore\s+(?:any\s+of\s+)?(?:this|it|the\s+work)\s+(?:is|has\s+been|gets)\s+(?:double-?)?checked\b|"
+    r"\bto\s+fill\s+(?:the|a|this)\s+(?:slot|space|blank|gap)\b|\bfor\s+the\s+next\s+draft\b",
+    re.IGNORECASE,
+)
+"""Leads of the box's own sentence that disown it in words no list of denials holds (``Going purely on vibes,``,
+``As a stopgap until I redo the fractions,``): read in that sentence only, where they govern the box; above it the
+same words may be about something else."""
 _DENYING_BEFORE: Final = re.compile(
     r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+){0,2}?(?:the\s+|my\s+|our\s+)?(?:final\s+)?(?:answer|it|right|correct|sure|"
     r"certain|confident)\b|^\W*not\b|^\W*no\W*$|\w*(?:wrong|incorrect|mistak|erroneous)\w*|"
