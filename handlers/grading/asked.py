@@ -178,6 +178,14 @@ _AMOUNTS: Final = frozenset({
 """Words a subject uses for a value or an amount of whatever was asked (``the total cost``, ``the amount left``)."""
 
 
+def question_numbers() -> frozenset[str] | None:
+    """The numbers the question writes (``4``, ``2.40``), as written; ``None`` when no question is known."""
+    question = _QUESTION.get()
+    if question is None:
+        return None
+    return frozenset(re.findall(r"\d+(?:\.\d+)?", question.replace(",", "")))
+
+
 def question_words_known() -> frozenset[str] | None:
     """:func:`question_words`, singular."""
     words = question_words()

@@ -41,6 +41,7 @@ from handlers.grading.asked import (
     name_made_from_the_answer,
     names_something_else,
     names_what_is_asked,
+    question_numbers,
     question_words,
     singular,
     subject_asked,
@@ -1546,7 +1547,7 @@ def _concludes_another_value(sentence: str, prose: str, answer: str) -> bool:
         return _roman_value(roman.group()) != plain_number(answer)  # "Final: XLIII" after a box of 42
     if not all(word in _ANNOUNCING or len(word) == 1 for word in words):
         return False
-    value = _bare_text(_value_of(sentence)).strip(".,;:!")
+    value = _bare_text(_value_of(sentence)).strip(".,;:!()[]\"'")
     boxed = _bare_text(answer)
     if not value or value == boxed or value.endswith("=" + boxed):
         return False
@@ -1863,18 +1864,40 @@ def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = 
     answer, which no reader takes for a remark on it, so only a short one needs a confirming word
     (:func:`_unconfirmed_remark`); the other rules read it as they read prose."""
     boxed = _bare_text(answer)
+    appendix = False
     for end, mark in [(m.start(), m.group()) for m in _SENTENCE_END.finditer(region, start)] + [(len(region), "")]:
-        sentence = " ".join(_formatting_dropped(region[start:end]).split())
+        raw = region[start:end]
+        at_line_start = start == 0 or region[start - 1] == "\n"
+        sentence = " ".join(_formatting_dropped(_EXAM_MARKS.sub(" ", _FOOTNOTE_MARK.sub(" ", raw))).split())
+        sentence = _QED_LETTERS.sub("QED", sentence)  # "Q.E.D." is a word, not three one-letter names
         start = end + len(mark)
+        if at_line_start and _RULE_LINE.fullmatch(raw):
+            appendix = True  # "---": what follows a rule is set apart from the answer
+            continue
+        if at_line_start and _LIST_NUMBER.fullmatch(sentence + mark.strip()):
+            continue  # "1." opening a numbered line: a list's marker, no value
         if not sentence.strip(" .!?"):
             if mark == "?" or "?" in sentence:
                 return "?"  # "\boxed{42}. ??": a question without words
             continue
         if _THOUGHT in sentence:
             return sentence  # a think block after the answer: the reasoning goes on
+        heading = _appendix_heading(raw) if at_line_start else None
+        if heading is not None:
+            appendix = heading
+            if heading:
+                continue  # "### Notes", "**Recap**": the answer's section has ended; the notes are read below
         prose = _OFFER_TO_EXPLAIN.sub(_offer_dropped, _COURTESY.sub(" ", _prose_only(sentence)))
         if prose != _prose_only(sentence) and not re.search(r"[^\W_]", prose):
             continue  # "I hope this helps!"
+        if _generic_warning(prose, sentence) or _offer(prose, mark) or _given_data_recap(prose, sentence):
+            continue  # "A frequent mistake is rounding too early.", "Want me to walk through it?", "Inputs used: 4."
+        prose, sentence = _METHOD_STATEMENTS.sub(" ", prose), _METHOD_STATEMENTS.sub(" ", sentence)
+        as_json = _JSON_ANSWER.search(sentence)
+        if as_json is not None:  # '{"final_answer": 42}': the answer again, as data, or another one
+            if _restates(as_json.group("value"), boxed):
+                continue
+            return sentence
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
                 or _UNCHECKED_BOX.search(sentence) or _FOREIGN_DOUBT.search(prose)
                 or _unread_language(prose, boxed, sentence)
@@ -1899,10 +1922,137 @@ def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = 
                 or _ends_on_another_value(sentence, prose, boxed) or _says_another_sum(sentence, answer)
                 or _ends_with_another_value(sentence, answer)):
             return sentence + mark.strip()
-        # A remark that holds a value is judged by the value rules above; a question by the question rule.
-        if mark != "?" and _unconfirmed_remark(prose, shown=shown) and not re.search(r"\d|\$|\\[(\[]", sentence):
+        # A remark that holds a value is judged by the value rules above; a question by the question rule. Under a
+        # heading of notes or after a rule, a remark is the reply's notes, not its answer: the lists above read it.
+        if (mark != "?" and not appendix and _unconfirmed_remark(prose, shown=shown)
+                and not re.search(r"\d|\$|\\[(\[]", sentence)):
             return sentence + mark.strip()
     return None
+
+
+_JSON_ANSWER: Final = re.compile(
+    r"\{\s*\"(?:final_?answer|answer|result|final)\"\s*:\s*\"?(?P<value>[^\",}]+?)\"?\s*"
+    r"(?:,\s*\"confidence\"\s*:\s*\"?(?:high|very\s+high|certain|1(?:\.0)?)\"?\s*)?\}", re.IGNORECASE)
+"""An answer written as JSON after the box (``{"final_answer": 42}``), with at most a high confidence beside it."""
+_QED_LETTERS: Final = re.compile(r"\bQ\.\s?E\.\s?D\b\.?")
+_RULE_LINE: Final = re.compile(r"\s*(?:-{3,}|\*{3,}|_{3,}|(?:\*\s*){3,})\s*")
+_LIST_NUMBER: Final = re.compile(r"\s*\d{1,2}[.)]\s*")
+_FOOTNOTE_MARK: Final = re.compile(r"\[\^\w{1,10}\]:?")
+"""A Markdown footnote's mark (``[^2]:``, ``text[^1]``): a reference, no value."""
+_EXAM_MARKS: Final = re.compile(
+    r"\[\s*(?:marks?|pts?|points?)\s*:?\s*\d{1,3}\s*\]|\(\s*\d{1,3}\s*(?:marks?|pts?|points?)\s*\)"
+    r"|\[\s*\d{1,3}\s*(?:marks?|pts?|points?)\s*\]|\(\s*ans\.?\s*\)",
+    re.IGNORECASE,
+)
+"""An exam script's annotations (``[Marks: 4]``, ``(3 marks)``, ``(Ans.)``): what the question is worth, not a value."""
+_APPENDIX_HEADING: Final = re.compile(
+    r"(?:notes?|remarks?|comments?|recap|summary|key\s+(?:takeaways?|points?|ideas?|steps?)|takeaways?|"
+    r"(?:common\s+)?(?:pitfalls?|mistakes?|errors?)(?:\s+to\s+avoid)?|practice(?:\s+problems?)?|follow[-\s]?ups?|"
+    r"extensions?|exercises?|footnotes?|references?|discussion|explanation|why\s+(?:it|this)\s+works|"
+    r"alternative\s+(?:methods?|approach(?:es)?|solutions?)|appendix|further\s+reading|related\s+problems?|"
+    r"(?:study\s+)?tips?|hints?|bonus|challenge|insights?|observations?|lessons?(?:\s+learned)?|wrap[-\s]?up|"
+    r"in\s+short|tl;?dr|try\s+it\s+yourself|next\s+steps?|method|approach|verification|sanity\s+check|"
+    r"check(?:ing)?|reflection)",
+    re.IGNORECASE,
+)
+"""Names of the sections a solution may append after its answer: notes, a recap, pitfalls, practice."""
+
+
+def _appendix_heading(line: str) -> bool | None:
+    """For a heading line after the answer (``### Notes``, ``**Recap:**``, ``Key takeaways:``), whether it opens
+    notes appended to the answer; ``None`` when the line is no heading (a heading of another name, ``## Update``,
+    is ``False``: what follows it is read as remarks on the answer)."""
+    found = _HEADING_LINE.fullmatch(line.strip())
+    if found is None:
+        return None
+    name = re.sub(r"[^\w\s;'-]", " ", _heading_name(found)).strip()
+    return bool(_APPENDIX_HEADING.fullmatch(" ".join(name.split())))
+
+
+_HEADING_LINE: Final = re.compile(
+    r"#{1,6}\s+(?P<name>[^\n]+?)\s*#*|(?:\*\*|__)(?P<bold>[^*_\n]+?)[:.]?(?:\*\*|__)\s*:?"
+    r"|(?P<label>[A-Za-z][A-Za-z ;'-]{0,30}):")
+
+
+def _heading_name(found: re.Match[str]) -> str:
+    return found.group("name") or found.group("bold") or found.group("label") or ""
+
+
+_GENERIC_WARNING: Final = re.compile(
+    r"\A\W*(?:watch\s+out|be\s+careful|careful|caution|warning|beware|(?:common\s+)?pitfall|"
+    r"(?:a|one|the)\s+(?:common|frequent|typical|classic|easy|usual)\s+(?:mistake|error|slip|pitfall|trap)|"
+    r"(?:the\s+)?most\s+common\s+(?:mistake|error|slip)|students\s+often|it\s+is\s+easy\s+to|"
+    r"note\W+(?:a|the)\s+\w+\s+(?:error|mistake|slip)\b.*\bmost\s+common\b)",
+    re.IGNORECASE,
+)
+_ABOUT_THIS_WORK: Final = re.compile(
+    r"\b(?:I|I'm|I've|I'd|me|my|mine|we\s+made|our\s+(?:answer|result|work|solution)|this\s+(?:answer|result|value|"
+    r"box\w*)|the\s+(?:answer|result|box\w*|value)\s+(?:above|here|we\s+got))\b|\babove\b",
+    re.IGNORECASE,
+)
+
+
+def _generic_warning(prose: str, sentence: str) -> bool:
+    """A warning to the reader about the kind of problem (``A frequent mistake is rounding too early.``, ``Watch out:
+    it is easy to mix up the two quantities.``), with no value and no word about this reply's own work or answer:
+    it names mistakes without confessing one."""
+    return (bool(_GENERIC_WARNING.search(prose)) and not _ABOUT_THIS_WORK.search(prose)
+            and not re.search(r"\d|\$|\\[(\[]", sentence))
+
+
+_OFFER: Final = re.compile(
+    r"\A\W*(?:(?:would|do)\s+you\s+(?:like|want)|want\s+me\s+to|shall\s+I|should\s+I\s+(?:walk|go|show|explain)|"
+    r"if\s+you(?:'d|\u2019d|\s+would)\s+like|if\s+you\s+(?:have|want|need)|"
+    r"try\s+(?:it|this|one|explaining|a\s+(?:variant|similar)|"
+    r"another|the\s+same)|can\s+you\s+(?:try|solve|explain|see)|how\s+about\s+(?:a|another|trying))\b",
+    re.IGNORECASE,
+)
+_OFFER_DOUBT: Final = re.compile(
+    r"\b(?:right|correct|wrong|sure|mistake|error|really|re(?:check|compute|do|do)\w*|doubt\w*|think|believe|guess|"
+    r"maybe|perhaps|verify|confirm|fix|chang\w*|other\s+(?:answer|value|result))\b|\d|\$",
+    re.IGNORECASE,
+)
+
+
+def _offer(prose: str, mark: str) -> bool:
+    """A tutor's offer or exercise after the answer (``Would you like a hint-by-hint version for practice?``, ``Try
+    this next: solve a variant ...``, ``If you have another problem, send it my way.``), with no word that doubts or
+    checks the answer and no value."""
+    return bool(_OFFER.search(prose)) and not _OFFER_DOUBT.search(prose)
+
+
+_GIVEN_DATA_LABEL: Final = re.compile(
+    r"\A\W*(?:inputs?|givens?|data|values?|numbers?|quantities)\s*(?:used|given|from\s+the\s+(?:problem|question))?\W*"
+    r"\Z", re.IGNORECASE)
+
+
+def _given_data_recap(prose: str, sentence: str) -> bool:
+    """A line listing the problem's given numbers (``Inputs used: 4, 100.``): a label of given data, and every number
+    in it is one the question writes."""
+    label, colon, values = sentence.partition(":")
+    if not colon or not _GIVEN_DATA_LABEL.match(label):
+        return False
+    numbers = re.findall(r"\d+(?:\.\d+)?", values)
+    written = question_numbers()
+    return bool(numbers) and written is not None and all(number in written for number in numbers)
+
+
+_METHOD_STATEMENTS: Final = re.compile(
+    r"\bavoid(?:ed|ing|s)?\s+(?:double[-\s]?count\w*|over-?count\w*|mistakes?|errors?|rounding)\b|"
+    r"\b(?:no|without)\s+(?:extra\s+|additional\s+|further\s+)?(?:approximations?|rounding|assumptions?|"
+    r"numerical\s+data(?:\s+beyond\s+the\s+statement(?:\s+itself)?)?)(?:\s+(?:was|were|is|are))?"
+    r"(?:\s+(?:made|used|needed|required|necessary|involved|done))?(?:\s+until\s+the\s+end)?\b|"
+
+    r"\binstead\s+of\s+(?!\d)[a-z]+(?:ing|tion|ment)\b|\bwith\s+different\s+(?:data|numbers|values|inputs)\b|"
+    r"\bnothing\s+is\s+counted\s+twice\b|"
+    r"\b(?:all\s+)?intermediate\s+(?:quantities|values|results|steps)\s+(?:were|are)\s+(?:kept\s+)?exact\b|"
+    r"\balternatively\s*,?\s*(?:one|you|we)\s+(?:can|could|may)\s+(?:also\s+)?(?:approach|solve|do|tackle|compute|"
+    r"get|derive|find|see)\b",
+    re.IGNORECASE,
+)
+"""Statements of method that hold a word of the take-back lists (``Avoided double counting by organizing the cases``,
+``No rounding was used until the end``, ``by elimination instead of substitution``): dropped before those lists read
+a later sentence."""
 
 
 _UNKNOWN_MARK: Final = re.compile(
@@ -1963,7 +2113,11 @@ _CONFIRMING_SENTENCE: Final = re.compile(
     r"counts?\s+each\s+\w+(?:\s+\w+)?"
     r"\s+(?:exactly\s+)?once|helps?\s+(?:to\s+)?(?:see|understand)\s+why|(?:shown|derived|explained|worked\s+out)"
     r"\s+above)\b|"
-    r"\A\W*(?:this|that|it)\s+is\s+(?:the|our|my)\s+(?:final\s+)?(?:answer|result|total|value|count|number\s+of)\b",
+    r"\A\W*(?:(?:so|and|thus|hence)\s*,?\s*)?(?:this|that|it)\s+(?:is|was)\s+(?:the|our|my)\s+"
+    r"(?:final\s+|required\s+|requested\s+|desired\s+)?(?:answer|result|total|value|count|number\s+of)\b|"
+    r"\A\W*(?:(?:and|so)\s+)?(?:this|that)\s+completes\s+the\s+(?:computation|calculation|solution|proof|problem)\b|"
+    r"\b(?:kept|left|remained)\s+exact\b|"
+    r"\A\W*(?:q\.?\s?e\.?\s?d\.?|hence\s+proved|proved|\u00a1?listo|fertig|termin[e\u00e9]|c'est\s+fini|klaar|gotowe)\W*\Z",
     re.IGNORECASE,
 )
 """What a longer remark after the box says when it confirms, sums up or names what the box is (``Substituting back
