@@ -178,6 +178,11 @@ _AMOUNTS: Final = frozenset({
 """Words a subject uses for a value or an amount of whatever was asked (``the total cost``, ``the amount left``)."""
 
 
+def question_text() -> str | None:
+    """The question being read, or ``None``."""
+    return _QUESTION.get()
+
+
 def question_numbers() -> frozenset[str] | None:
     """The numbers the question writes (``4``, ``2.40``), as written; ``None`` when no question is known."""
     question = _QUESTION.get()
@@ -299,13 +304,15 @@ _NAME_LETTERS: Final = 12
 _NAME_SAID_EQUAL: Final = re.compile(
     r"(?:\$|\\\()(?P<name>[^$]{1,12}?)(?:\$|\\\))\s+(?:equals|is|comes\s+to|=)\s*(?:\$\$?|\\\(|\\\[)?\s*\Z")
 _DEFINED_AS: Final = (r"\s*,?\s*(?:(?:which\s+is\s+|is\s+)?defined\s+as|denot\w*|stands?\s+for|represents?|"
-                      r"(?:be|to\s+be)\s+(?:equal\s+to\s+)?|:=)\s*(?P<definition>[^.;\n]{1,120})")
+                      r"(?:be|to\s+be)\s+(?:equal\s+to\s+)?|:=|is\s+(?:shorthand|short)\s+for|\|)\s*"
+                      r"(?P<definition>[^.;\n|]{1,120})")
 """A name defined in words (``$u$, defined as``, ``let $u$ be``, ``$u$ denotes``); an equation (``$u = 7$``) is a
 step of the working, not a definition."""
 _MADE_FROM: Final = re.compile(
     r"\b(?:twice|thrice|double|triple|half|halved|times|plus|minus|more\s+than|less\s+than|fewer\s+than|"
     r"(?:increased|decreased|raised|lowered|reduced|multiplied|divided|shifted)\s+by|"
     r"with\s+\w+\s+(?:subtracted|added|removed|taken\s+away)|"
+    r"tripled|doubled|quadrupled|shifted|incremented|decremented|offset|"
     r"squared?|cubed?|reciprocal|inverse|negative|opposite|sum|product|difference|quotient|ratio|percent|"
     r"fraction|multiple|square\s+root|root)\b|\+|\*|/|\\(?:cdot|times|frac)\b",
     re.IGNORECASE,

@@ -42,6 +42,7 @@ from handlers.grading.asked import (
     names_something_else,
     names_what_is_asked,
     question_numbers,
+    question_text,
     question_words,
     singular,
     subject_asked,
@@ -724,6 +725,10 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         lead = ""
     if quoted:
         lead = f"(quoted) {quoted} {before.strip()}"
+    marked = (_FOOTNOTE_ON_ANSWER.search(sentence) or _qualifying_subscript(closed)
+              or _another_question_quoted(sentence))
+    if marked:  # "The answer[^1] is", "$C_{\text{draft}} = \boxed{50}$", 'To the question "..." (not this one)'
+        lead = f"{marked} {lead or before.strip()}"
     if made_from:  # the sentence may be empty: "$$ w = \boxed{193} $$" on a line of its own
         lead = f"(a name the reply made from the answer) {before.strip()}"
     framing = _framing_sentence(text, sentence_start, answer, corrects=bool(_CORRECTING.search(before)))
@@ -732,6 +737,50 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if not (after or lead):
         return answer
     return " ".join(part for part in (lead, "{" + answer.strip() + "}", after) if part)
+
+
+_FOOTNOTE_ON_ANSWER: Final = re.compile(
+    r"\b(?:answer|result|total|value|solution)s?\s*(?:\[\^\w{1,10}\]|<sup>[^<]{1,6}</sup>|[\u2020\u2021\u00a7\u00b9\u00b2\u00b3"
+    r"\u2074-\u2079]|\\?\*(?=\s)|\^\{?\\?\*\}?|\$\^\{?[*\\dagger]+\}?\$)",
+    re.IGNORECASE,
+)
+"""A footnote mark on the word that names the answer (``The answer[^1] is``, ``The answer<sup>\u2020</sup> is``): the
+answer is qualified by a note a reader must read with it."""
+_TEXT_SUBSCRIPT: Final = re.compile(r"_\{?\s*\\(?:text|textrm|mathrm|mbox|textit|operatorname)\s*\{(?P<words>[^{}]*)\}")
+_PLAIN_SUBSCRIPTS: Final = frozenset({"total", "answer", "ans", "final", "sum", "max", "min", "tot"})
+
+
+def _qualifying_subscript(closed: str) -> str | None:
+    """A name the box closes that carries words in its subscript (``C_{\\text{draft}} =``, ``E_{\\text{before tax}} =``)
+    naming no word of the question: the subscript says which value it is, and it is not the one asked. ``None``
+    without a question, or for a plain subscript (``N_{\\text{total}}``)."""
+    asked = question_words()
+    opened = closed.rsplit("$", 1)[-1] if "$" in closed else closed
+    found = _TEXT_SUBSCRIPT.search(opened)
+    if asked is None or found is None:
+        return None
+    words = [word.lower() for word in re.findall(r"[A-Za-z]{3,}", found.group("words"))]
+    if not words or all(word in _PLAIN_SUBSCRIPTS or singular(word) in asked for word in words):
+        return None
+    return f"(subscript: {found.group('words').strip()})"
+
+
+_QUOTED_TEXT: Final = re.compile(r"[\"\u201c](?P<quoted>[^\"\u201c\u201d]{12,400}\?)[\"\u201d]")
+
+
+def _another_question_quoted(sentence: str) -> str | None:
+    """A question quoted in the box's sentence that is not the question being answered (``To the question "how
+    many rooms ... ?" the answer is``): the box answers the quoted one. ``None`` without a question."""
+    asked = question_text()
+    found = _QUOTED_TEXT.search(sentence)
+    if asked is None or found is None:
+        return None
+    return None if _squashed(found.group("quoted")) in _squashed(asked) else "(another question quoted)"
+
+
+def _squashed(text: str) -> str:
+    """Letters and digits only, lower case: a quoted question is the asked one when its squashed text is part of it."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _quotation_not_adopted(text: str, begin: int, prose: str) -> str | None:
@@ -751,6 +800,16 @@ def _quotation_not_adopted(text: str, begin: int, prose: str) -> str | None:
     quote = text[block_start:begin]
     if not _QUOTE_LABEL.search(_prose_only(quote)):
         return "a quotation that does not say it is the answer"
+    block_end = begin
+    while True:  # the rest of the quote, to its last line
+        next_line = text.find("\n", block_end)
+        if next_line < 0 or not text[next_line + 1 :].lstrip(" \t").startswith(">"):
+            break
+        block_end = next_line + 1
+    rest = text[begin : text.find("\n", block_end) if text.find("\n", block_end) >= 0 else len(text)]
+    credit = _CREDIT_LINE.search(rest) or _CREDIT_LINE.search(quote)
+    if credit is not None:
+        return credit.group().strip()
     intro = text[:block_start].rstrip()
     intro_line = intro[intro.rfind("\n") + 1 :].strip()
     if intro_line.endswith(":") and not _only_announces(_prose_only(intro_line[:-1])):
@@ -758,6 +817,13 @@ def _quotation_not_adopted(text: str, begin: int, prose: str) -> str | None:
     return None
 
 
+_CREDIT_LINE: Final = re.compile(
+    r"^[ \t]*>+[ \t]*(?:[\u2014\u2013\u2015~]|--)[ \t]*\S.*$|\b(?:posted|written|shared|sent|forwarded)\s+by\b|"
+    r"\bu/\w+|^[ \t]*>+[ \t]*(?:from|sent|subject|wrote)\s*:|\bwrote\s*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A quote credited to someone (``> \u2014 Priya, in the class forum``, ``posted by``, ``u/name``, a forwarded
+header)."""
 _QUOTE_LABEL: Final = re.compile(r"\b(?:final\s+)?(?:answer|result|solution)s?\b", re.IGNORECASE)
 
 
@@ -776,6 +842,10 @@ _QUALIFYING_LEAD: Final = re.compile(
     r"|in\s+(?:the\s+)?(?:case|scenario)\b|in\s+(?:base|hexadecimal|hex|octal|binary)\b|in\s+(?:the\s+)?limit"
     r"|in\s+(?:the|this|a|our)\s+(?:miniature|toy|smaller|simpler|simplified|scaled[-\s]down|baby|sample|example|"
     r"special|test|reduced|trial)\s+(?:analogue|analog|version|case|instance|problem|example|setting|variant)"
+    r"|(?:just|only)\s+for\b|(?:per\s+(?:head|person|capita|unit|item|piece|day|week|hour|month|trip|box|bag)|"
+    r"individually)(?=\s*,)"
+    r"|pre-\w+|leaving\s+\w+(?:\s+\w+)?\s+out\b|on\s+a\s+per-?\s?\w+\s+basis|through\s+the\s+\w+\s+(?:stage|step|part|phase)"
+    r"|for\s+the\s+(?:first|second|third|last|morning|evening|afternoon|night|\w+)\s+(?:shift|stage|part|phase|half|leg)"
     r"|(?:ignoring|dropping|neglecting|disregarding|relaxing|removing|without)\s+(?:the\s+|this\s+|that\s+|any\s+)?"
     r"(?:constraints?|conditions?|restrictions?|requirements?|assumptions?|overlap|order|edge\s+cases?|"
     r"(?:the\s+)?\$[^$]*\$)|before\s+(?:divid|multipl|subtract"
@@ -1057,7 +1127,15 @@ _DISOWNING: Final = re.compile(
     r"\b(?:numbers|values|data)\s+from\s+(?:the\s+)?(?:previous|another|a\s+different|the\s+last|an?\s+other)\s+"
     r"(?:exercise|problem|question|example)\b|"
     r"\boff\s+the\s+top\s+of\s+(?:my|one's|the)\s+head\b|\bhalf-?remembered\b|\bfrom\s+(?:vague\s+)?memory\b|"
-    r"\bwithout\s+(?:checking|working|computing|calculating)\b|\bpending\s+(?:a|the|my|further)\b",
+    r"\bwithout\s+(?:checking|working|computing|calculating)\b|\bpending\s+(?:a|the|my|further)\b|"
+    # a scale set for the whole reply, or a changed problem
+    r"\b(?:all|every|each)\s+(?:the\s+)?(?:quantit\w+|figures?|numbers?|values?|amounts?)\b[^.]{0,40}?\b(?:in|as)\s+"
+    r"(?:tens|hundreds|thousands|millions|billions|dozens|scores|gross|pairs|halves|units\s+of)\b|"
+    r"\b(?:measuring|expressing|counting|writing|giving|reporting)\s+(?:everything|all\s+\w+)\s+in\s+(?:tens|hundreds|"
+    r"thousands|millions|billions|dozens|scores|gross|pairs|halves)\b|"
+    r"\bthe\s+variant\s+(?:where|in\s+which|with)\b|\b(?:replaced|swapped|substituted)\s+(?:by|with|for)\s+\d|"
+    r"\bdropping\s+the\s+\w+\s+(?:altogether|entirely)\b|\bsimplify\s+the\s+(?:setup|problem)\s+by\b|"
+    r"\b(?:last\s+year's|warm-?up|simpler|easier|modified|altered|changed)\s+(?:version|variant)\b",
     re.IGNORECASE,
 )
 """Words that disown the whole answer, read anywhere in the text before the box's sentence (a heading ``## A shot
@@ -1102,7 +1180,12 @@ _DISOWNING_LEAD: Final = re.compile(
     r"\bskip(?:ping|ped)?\s+the\s+(?:derivation|working|work|algebra|steps?|proof)\b|"
     r"\bcopy(?:ing)?\s+(?:from\s+)?(?:my|a|the)\s+(?:neighbou?r|classmate|friend)|"
     r"\bbefore\s+(?:any\s+of\s+)?(?:this|it|the\s+work)\s+(?:is|has\s+been|gets)\s+(?:double-?)?checked\b|"
-    r"\bto\s+fill\s+(?:the|a|this)\s+(?:slot|space|blank|gap)\b|\bfor\s+the\s+next\s+draft\b",
+    r"\bto\s+fill\s+(?:the|a|this)\s+(?:slot|space|blank|gap)\b|\bfor\s+the\s+next\s+draft\b|"
+    r"\bout\s+of\s+a\s+hat\b|\bmagic\s+8-?ball\b|\bfrom\s+the\s+ether\b|\bdecoy\b|\bplucking\b|\bdartboard\b|"
+    r"\bzero\s+(?:working|work|effort|justification|derivation)\b|\bcourtesy\s+of\b|\bcribbed\b|\bechoing\b|"
+    r"\bsay-?so\b|\bcheat\s*sheet\b|\b(?:lifted|borrowed|copied|taken)\s+from\b|"
+    r"\b(?:per|via)\s+(?:my|the|a|our|his|her|their)\s+(?:\w+\s+)?(?:tutor|friend|classmate|teacher|partner|sheet|"
+    r"notes?|book|key|source|calculator|chatbot|assistant)\b",
     re.IGNORECASE,
 )
 """Leads of the box's own sentence that disown it in words no list of denials holds (``Going purely on vibes,``,
@@ -1220,9 +1303,23 @@ def _only_announces(clause: str) -> bool:
     # and "The perimeter is" state the value of another quantity when the question asks for N or the area).
     return ((bare[-1] in _COPULAS or verb_asked(bare[-1])) and len(bare) <= _SUBJECT_WORDS + 1
             and names_what_is_asked(bare[:-1]) and not any(word in _ANOTHER_SETTING for word in bare[:-1])
-            and not counts_another_thing(bare[:-1]) and not names_something_else(bare[:-1]))
+            and not counts_another_thing(bare[:-1]) and not names_something_else(bare[:-1])
+            and not _another_source(bare[:-1]))
 
 
+def _another_source(words: list[str]) -> bool:
+    """Whether a subject names a source other than the reply (:data:`_ANOTHER_SOURCE`) the question does not."""
+    asked = question_words()
+    return any(word in _ANOTHER_SOURCE and (asked is None or singular(word) not in asked) for word in words)
+
+
+_ANOTHER_SOURCE: Final = frozenset({
+    "partner", "friend", "classmate", "tutor", "teacher", "chatgpt", "gpt", "claude", "gemini", "llm", "calculator",
+    "textbook", "website", "google", "wolfram", "internet", "forum", "someone", "somebody", "reddit", "chatbot",
+    "assistant", "sibling", "brother", "sister", "mom", "dad",
+})
+"""Words of a subject that make it another source's answer (``My study partner got``, ``ChatGPT came up with``),
+unless the question speaks of them (``How many books does the teacher have?``)."""
 _ANOTHER_SETTING: Final = frozenset({
     "case", "version", "instance", "example", "analogue", "analog", "variant", "scenario", "draft", "attempt",
     "trial", "sample", "test", "miniature", "toy",
@@ -1908,7 +2005,7 @@ def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = 
                   or _TRUE_VALUE_SAID.search(sentence))
         if stated is not None and not _restates(stated.group("value"), boxed):
             return sentence
-        if _another_value_reported(sentence, boxed) or _spelled_other_value(prose, boxed):
+        if _another_value_reported(sentence, boxed) or _spelled_other_value(prose, boxed) or _calls_it_another(prose):
             return sentence
         if not re.search(r"[^\W_]", _CHECK_MARKS.sub("", sentence)):
             if mark == "?" or "?" in sentence or _DOUBT_MARKS.search(sentence):
@@ -1934,6 +2031,22 @@ _JSON_ANSWER: Final = re.compile(
     r"\{\s*\"(?:final_?answer|answer|result|final)\"\s*:\s*\"?(?P<value>[^\",}]+?)\"?\s*"
     r"(?:,\s*\"confidence\"\s*:\s*\"?(?:high|very\s+high|certain|1(?:\.0)?)\"?\s*)?\}", re.IGNORECASE)
 """An answer written as JSON after the box (``{"final_answer": 42}``), with at most a high confidence beside it."""
+_ANOTHER_COUNT: Final = re.compile(
+    r"\b(?:(?:number|count|total|amount|tally)\s+of\s+(?:the\s+)?(?P<thing>[a-z]+)|(?P<counted>[a-z]+)\s+(?:count|total|tally))\b",
+    re.IGNORECASE,
+)
+
+
+def _calls_it_another(prose: str) -> bool:
+    """A later sentence that calls the box a count of a thing the question names only among its givens (``This
+    checks out as the number of boxes.``, ``Verified: this is the packs count.``): a confirmation of another value."""
+    found = _ANOTHER_COUNT.search(prose)
+    if found is None:
+        return False
+    thing = found.group("thing") or found.group("counted")
+    return counts_another_thing(["number", "of", thing.lower()])
+
+
 _QED_LETTERS: Final = re.compile(r"\bQ\.\s?E\.\s?D\b\.?")
 _RULE_LINE: Final = re.compile(r"\s*(?:-{3,}|\*{3,}|_{3,}|(?:\*\s*){3,})\s*")
 _LIST_NUMBER: Final = re.compile(r"\s*\d{1,2}[.)]\s*")
