@@ -689,6 +689,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     after = " ".join(part for part in (joined, later if keep_later else "") if part)
     sentence_start = _sentence_start(text, begin)
     sentence = _CURRENCY_BEFORE_BOX.sub("", _LINE_MARKER.sub("", text[sentence_start:begin]))
+    as_written = sentence  # before words set in formulas and quoted questions are read as prose
     cells = _table_cells_before(sentence)
     if cells is not None:  # a Markdown table row: the cell before the box's labels it, "|" separates clauses
         sentence = cells
@@ -725,8 +726,10 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         lead = ""
     if quoted:
         lead = f"(quoted) {quoted} {before.strip()}"
-    marked = (_FOOTNOTE_ON_ANSWER.search(sentence) or _qualifying_subscript(closed)
-              or _another_question_quoted(sentence))
+    head = answer[: answer.index("{")] if "{" in answer else ""
+    footnote = _FOOTNOTE_ON_ANSWER.search(as_written)
+    marked = ((footnote.group() if footnote else None) or _qualifying_subscript(as_written + head)
+              or _another_question_quoted(as_written))
     if marked:  # "The answer[^1] is", "$C_{\text{draft}} = \boxed{50}$", 'To the question "..." (not this one)'
         lead = f"{marked} {lead or before.strip()}"
     if made_from:  # the sentence may be empty: "$$ w = \boxed{193} $$" on a line of its own
@@ -747,20 +750,29 @@ _FOOTNOTE_ON_ANSWER: Final = re.compile(
 """A footnote mark on the word that names the answer (``The answer[^1] is``, ``The answer<sup>\u2020</sup> is``): the
 answer is qualified by a note a reader must read with it."""
 _TEXT_SUBSCRIPT: Final = re.compile(r"_\{?\s*\\(?:text|textrm|mathrm|mbox|textit|operatorname)\s*\{(?P<words>[^{}]*)\}")
-_PLAIN_SUBSCRIPTS: Final = frozenset({"total", "answer", "ans", "final", "sum", "max", "min", "tot"})
+_STATUS_SUBSCRIPTS: Final = frozenset({
+    "draft", "guess", "guessed", "rough", "approx", "estimate", "est", "old", "prev", "previous", "initial", "trial",
+    "try", "temp", "tmp", "rejected", "wrong", "alt", "alternative", "before", "pre", "partial", "aux", "key", "helper",
+    "provisional", "tentative", "scratch", "dummy", "placeholder", "naive", "bad", "fake", "test", "sample",
+    "toy", "other", "bob", "alice", "friend", "classmate", "book", "tax", "untaxed", "pretax", "gross", "net", "half",
+    "double", "twice", "sub", "part", "step",
+})
+"""Words of a subscript that say which value a name holds, when the question does not use them (``C_{\\text{draft}}``,
+``N_{\\text{guess}}``, ``E_{\\text{before tax}}``); a subscript of the problem's own
+(``\\lambda_{\\text{threshold}}``) is left alone."""
 
 
 def _qualifying_subscript(closed: str) -> str | None:
-    """A name the box closes that carries words in its subscript (``C_{\\text{draft}} =``, ``E_{\\text{before tax}} =``)
-    naming no word of the question: the subscript says which value it is, and it is not the one asked. ``None``
-    without a question, or for a plain subscript (``N_{\\text{total}}``)."""
+    """A name the box closes whose subscript says it holds another value than the one asked (``C_{\\text{draft}} =``,
+    ``E_{\\text{before tax}} =``): a word of :data:`_STATUS_SUBSCRIPTS` the question does not use. ``None`` without a
+    question, or for a subscript of the problem's own (``N_{\\text{total}}``, ``\\lambda_{\\text{threshold}}``)."""
     asked = question_words()
     opened = closed.rsplit("$", 1)[-1] if "$" in closed else closed
     found = _TEXT_SUBSCRIPT.search(opened)
     if asked is None or found is None:
         return None
-    words = [word.lower() for word in re.findall(r"[A-Za-z]{3,}", found.group("words"))]
-    if not words or all(word in _PLAIN_SUBSCRIPTS or singular(word) in asked for word in words):
+    words = [word.lower() for word in re.findall(r"[A-Za-z]{2,}", found.group("words"))]
+    if not any(word in _STATUS_SUBSCRIPTS and singular(word) not in asked for word in words):
         return None
     return f"(subscript: {found.group('words').strip()})"
 
