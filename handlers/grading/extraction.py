@@ -694,7 +694,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     if cells is not None:  # a Markdown table row: the cell before the box's labels it, "|" separates clauses
         sentence = cells
         after = after.replace("|", ";").strip(" ;")
-    if not _prose_only(sentence).strip(" \t*#>"):  # the box opens its line: a label may head it
+    if not _prose_only(sentence).strip(" \t\n*#>"):  # the box opens its line: a label may head it
         label_line, sentence_start = _label_line_above(text, sentence_start)
         sentence = label_line + sentence
     if len(sentence) >= CONTEXT_WINDOW:
@@ -715,7 +715,8 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     announced = (_only_announces(spoken) and (label is None or _only_announces(label))
                  and not _interjected_aside(clauses) and not _parenthetical_aside(prose))
     # The formula the box closes may have been read into the answer ("$$ w = \boxed{193} $$" reads "w = {193}").
-    closed = sentence + (answer[: answer.index("{")] if "{" in answer else "")
+    box_at = _BOX_START.search(text, begin, end)
+    closed = sentence + (text[begin : box_at.start()] if box_at is not None else "")
     made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], closed)
     quoted = _quotation_not_adopted(text, begin, prose)
     lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced or made_from
@@ -726,7 +727,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
         lead = ""
     if quoted:
         lead = f"(quoted) {quoted} {before.strip()}"
-    head = answer[: answer.index("{")] if "{" in answer else ""
+    head = closed[len(sentence) :]  # "q = " of "$q = \boxed{...}$", read into the answer
     footnote = _FOOTNOTE_ON_ANSWER.search(as_written)
     marked = ((footnote.group() if footnote else None) or _qualifying_subscript(as_written + head)
               or _another_question_quoted(as_written))
@@ -2514,6 +2515,8 @@ def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[in
             while word > floor and text[word - 1] in _WORD_BEFORE:
                 word -= 1
             begin = word if word < kept else kept - 1
+        elif last == ">" and _QUOTE_MARKER.fullmatch(text, text.rfind("\n", 0, kept - 1) + 1, kept):
+            return begin  # "> \boxed{5}": a blockquote's marker, layout, not "greater than"
         elif last in _SPACED_LEFT or (last in _GLUED_LEFT and not spaced):
             begin = kept - 1
         elif last == "=" and (negated := _NOT_EQUALS_BEFORE.search(text, max(floor, kept - 64), kept)):
@@ -2534,6 +2537,8 @@ def _left_context(text: str, begin: int, pairs: dict[int, int], closers: dict[in
 
 
 _THIN_SPACES: Final = re.compile(r"(?:\\[,;:!])+")
+_QUOTE_MARKER: Final = re.compile(r"[ \t]*(?:>[ \t]*)+")
+"""The start of a Markdown blockquote's line, up to its last ``>``."""
 
 
 def _sign_before_space(text: str, floor: int, command: int) -> bool:
