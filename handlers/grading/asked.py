@@ -252,8 +252,8 @@ def verb_asked(word: str) -> bool:
     else:
         return False
     asked = set(_PLAIN_WORD.findall(asking_sentence(MATH_SEGMENT.sub(" ", question)).lower()))
-    return any(len(stem) >= _VERB_LETTERS and (stem in asked or f"{stem}s" in asked or f"{stem}es" in asked)
-               for stem in stems)
+    # The question holds the verb's plain form ("does she earn"), not a plural noun of the same stem ("pens").
+    return any(len(stem) >= _VERB_LETTERS and (stem in asked or f"{stem}ing" in asked) for stem in stems)
 
 
 _SENTENCE: Final = re.compile(r"[^.!?]+[.!?]?")

@@ -632,7 +632,7 @@ comma, colon, semicolon or ``so``/``therefore``...): a closed list, so a clause 
 _COPULAS: Final = frozenset({
     "is", "are", "was", "equals", "equal_to", "amounts_to", "comes_to", "be", "=", "is:", "are:", "get", "gets",
     "got", "obtain", "obtains", "obtained", "find", "finds", "found", "yields", "gives", "makes", "made", "has",
-    "have", "had", "totals", "becomes", "answer:", "result:",
+    "have", "had", "totals", "becomes", "answer:", "result:", "comes_out_to", "end_up_with",
 })
 """Verbs that may stand right before a final box after a short subject (``the area is``)."""
 _SUBJECT_WORDS: Final = 8
@@ -1363,7 +1363,7 @@ def _concluded_from_its_value(sentence: str, answer: str) -> bool:
         return False
     reason = _bare_text(sentence[: found[-1].start()])
     value = re.escape(DIGIT_GROUP_COMMA.sub("", _bare_text(answer)))
-    stated = r"(?:=|\\approx|(?:is|are|was|were|equals|gives|makes|totals|get|got)(?=\d))"
+    stated = r"(?:=|\\approx|(?:is|are|was|were|equals|gives|makes?|totals?|get|got)(?=\d))"
     return bool(value) and re.search(stated + value + r"(?![\d.])", DIGIT_GROUP_COMMA.sub("", reason)) is not None
 
 
@@ -2148,7 +2148,8 @@ def _offer(prose: str, mark: str) -> bool:
 
 
 _GIVEN_DATA_LABEL: Final = re.compile(
-    r"\A\W*(?:inputs?|givens?|data|values?|numbers?|quantities)\s*(?:used|given|from\s+the\s+(?:problem|question))?\W*"
+    r"\A\W*(?:inputs?|givens?|given\s+(?:data|values|numbers|quantities)|data|values?|numbers?|quantities)\s*"
+    r"(?:used|given|from\s+the\s+(?:problem|question))?\W*"
     r"\Z", re.IGNORECASE)
 
 

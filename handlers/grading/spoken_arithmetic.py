@@ -118,13 +118,17 @@ def number_in_words(text: str) -> Fraction | None:
         return None
     sign = -1 if words[0] in {"minus", "negative"} else 1
     words = words[1:] if sign < 0 else words
-    total, group, seen = 0, 0, False
+    total, group, seen, last = 0, 0, False, ""
     for word in words:
         if word == "and" and seen:
             continue
         if word in _SMALL_NUMBERS:
+            if last in _SMALL_NUMBERS or (last in _TENS and _SMALL_NUMBERS[word] >= 10):  # "two two", "forty twelve"
+                return None
             group += _SMALL_NUMBERS[word]
         elif word in _TENS:
+            if last in _SMALL_NUMBERS or last in _TENS:
+                return None
             group += _TENS[word]
         elif word == "hundred" and seen:
             group *= 100
@@ -132,7 +136,7 @@ def number_in_words(text: str) -> Fraction | None:
             total, group = total + group * _SCALES[word], 0
         else:
             return None
-        seen = True
+        seen, last = True, word
     return Fraction(sign * (total + group)) if seen else None
 
 
