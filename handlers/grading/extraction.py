@@ -1348,7 +1348,8 @@ _COMPUTING: Final = frozenset({
     "subtraction", "divide", "dividing", "division", "simplify", "simplifying", "simplified", "simplification",
     "substitute", "substituting", "substitution", "plug", "plugging", "plugging_in", "expand", "expanding",
     "combine", "combining", "arithmetic", "working", "directly", "explicitly", "carefully", "step", "by", "let's",
-    "let", "us", "out", "everything", "together", "numbers", "in",
+    "let", "us", "out", "everything", "together", "numbers", "in", "through", "algebra", "carrying", "carry",
+    "putting", "pieces", "doing",
 })
 """Words that say the box is computed (``We compute directly: $99^2+99+1 = \\boxed{9901}$``, ``Multiplying, $6
 \\times 7 = \\boxed{42}$``, ``Plugging in:``): they announce it as :data:`_ANNOUNCING`'s do. No word here
