@@ -1349,7 +1349,8 @@ _COMPUTING: Final = frozenset({
     "substitute", "substituting", "substitution", "plug", "plugging", "plugging_in", "expand", "expanding",
     "combine", "combining", "arithmetic", "working", "directly", "explicitly", "carefully", "step", "by", "let's",
     "let", "us", "out", "everything", "together", "numbers", "in", "through", "algebra", "carrying", "carry",
-    "putting", "pieces", "doing",
+    "putting", "pieces", "doing", "program", "code", "script", "output", "confirms", "confirmed", "verifies",
+    "verified",
 })
 """Words that say the box is computed (``We compute directly: $99^2+99+1 = \\boxed{9901}$``, ``Multiplying, $6
 \\times 7 = \\boxed{42}$``, ``Plugging in:``): they announce it as :data:`_ANNOUNCING`'s do. No word here
@@ -1388,7 +1389,8 @@ _ANSWER_QUALIFIERS: Final = frozenset({
     "box",
     "desired", "to", "for", "problem",
     "question", "this", "these", "your", "problem's", "question's", "must", "conclude", "concludes", "deduce",
-    "see", "indeed", "clearly", "finally", "follows",
+    "see", "indeed", "clearly", "finally", "follows", "brings", "brought", "i'm", "am", "confident", "certain",
+    "short",
 })
 """Words besides :data:`_ANNOUNCING` that may qualify the answer in the subject before a final box."""
 
@@ -2006,7 +2008,7 @@ def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = 
         prose, sentence = _METHOD_STATEMENTS.sub(" ", prose), _METHOD_STATEMENTS.sub(" ", sentence)
         as_json = _JSON_ANSWER.search(sentence)
         if as_json is not None:  # '{"final_answer": 42}': the answer again, as data, or another one
-            if _restates(as_json.group("value"), boxed):
+            if _restates(as_json.group("value") or as_json.group("line_value"), boxed):
                 continue
             return sentence
         if (_TAKING_BACK.search(prose) or _NEGATING_THE_ANSWER.search(prose) or _REJECTING_MARKS.search(sentence)
@@ -2043,7 +2045,8 @@ def sentence_taking_back(region: str, start: int, answer: str, *, shown: bool = 
 
 _JSON_ANSWER: Final = re.compile(
     r"\{\s*\"(?:final_?answer|answer|result|final)\"\s*:\s*\"?(?P<value>[^\",}]+?)\"?\s*"
-    r"(?:,\s*\"confidence\"\s*:\s*\"?(?:high|very\s+high|certain|1(?:\.0)?)\"?\s*)?\}", re.IGNORECASE)
+    r"(?:,\s*\"confidence\"\s*:\s*\"?(?:high|very\s+high|certain|1(?:\.0)?)\"?\s*)?\}"
+    r"|\A\W*\"(?:final_?answer|answer|result)\"\s*:\s*\"?(?P<line_value>[^\",}]+?)\"?\s*,?\s*\}?\s*\Z", re.IGNORECASE)
 """An answer written as JSON after the box (``{"final_answer": 42}``), with at most a high confidence beside it."""
 _ANOTHER_COUNT: Final = re.compile(
     r"\b(?:(?:number|count|total|amount|tally)\s+of\s+(?:the\s+)?(?P<thing>[a-z]+)|(?P<counted>[a-z]+)\s+(?:count|total|tally))\b",
@@ -2106,7 +2109,8 @@ def _heading_name(found: re.Match[str]) -> str:
 
 
 _GENERIC_WARNING: Final = re.compile(
-    r"\A\W*(?:watch\s+out|be\s+careful|careful|caution|warning|beware|(?:common\s+)?pitfall|"
+    r"\A\W*(?:watch\s+out|be\s+careful|careful|caution|warning|beware|(?:common\s+)?pitfall|(?:study\s+)?tip\s*:|"
+    r"(?:common|frequent|typical)\s+(?:mistakes?|errors?|slips?)\s*:|"
     r"(?:a|one|the)\s+(?:common|frequent|typical|classic|easy|usual)\s+(?:mistake|error|slip|pitfall|trap)|"
     r"(?:the\s+)?most\s+common\s+(?:mistake|error|slip)|students\s+often|it\s+is\s+easy\s+to|"
     r"note\W+(?:a|the)\s+\w+\s+(?:error|mistake|slip)\b.*\bmost\s+common\b)",
@@ -2258,7 +2262,8 @@ _EXPLAINING: Final = re.compile(
     r"\bas\s+it\s+(?:should|must)\s+be\b|\bas\s+required\b|\bas\s+stated\b|\bI\s+can\s+(?:walk|go|explain|show|"
     r"elaborate|expand)\b|\bedited\s+for\s+clarity\b|"
     r"\bgenerali[sz]es?\b|\bfollows?\s+directly\b|"
-    r"\A\W*(?:key\s+idea|explanation|interpretation|in\s+words|that\s+is|i\.\s?e\.|this\s+is\s+because|"
+    r"\A\W*(?:note\s+on\s+the\s+(?:method|approach)|(?:the\s+)?method\s*:|(?:the\s+)?approach\s*:|"
+    r"key\s+idea|explanation|interpretation|in\s+words|that\s+is|i\.\s?e\.|this\s+is\s+because|"
     r"(?:notice|note)\s+that|in\s+summary|in\s+short|why(?:\s+this\s+works)?|reasoning|intuition)\b",
     re.IGNORECASE,
 )

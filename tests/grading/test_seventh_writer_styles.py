@@ -35,6 +35,12 @@ RIGHT = (
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nThat completes the computation."),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$. Q.E.D."),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nGiven data: 6, 7."),
+    # the eighth writer's, mended after its unseen figure was taken
+    (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nNote on the method: one product of the two counts."),
+    (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nStudy tip: label every quantity you write down."),
+    (QUESTION, "We multiply.\n\nWhich brings us to the answer: $\\boxed{{{gold}}}$"),
+    (QUESTION, "We multiply.\n\nI'm confident the answer is $\\boxed{{{gold}}}$."),
+    (QUESTION, "We multiply.\n\nThe program confirms the result: $\\boxed{{{gold}}}$"),
 )
 WRONG = (
     (QUESTION, "We multiply.\n\n$\\boxed{{{gold}}}$ is the approximate value we were asked for."),
@@ -49,6 +55,9 @@ WRONG = (
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nWould you like me to check whether it is right?"),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nSo that is not our answer."),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nGiven data: 6, 7, 43."),
+    (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\nCommon error: I forgot a condition."),
+    (QUESTION, "We multiply.\n\nI'm not confident the answer is $\\boxed{{{gold}}}$."),
+    (QUESTION, "We multiply.\n\nMy friend confirms the result: $\\boxed{{{gold}}}$"),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\n```json\n{{\"final_answer\": \"43\"}}\n```"),
     (QUESTION, "The answer is $\\boxed{{{gold}}}$.\n\n```json\n{{\"answer\": {gold}, \"confidence\": \"low\"}}\n```"),
 )
@@ -119,6 +128,9 @@ def test_the_answer_again_as_json_keeps_the_box(gold: str) -> None:
     """A JSON block after the box holding the same final answer restates it."""
     reply = f"The answer is $\\boxed{{{gold}}}$.\n\n```json\n{{\"final_answer\": {gold}}}\n```"
     assert score(reply, gold, "math", QUESTION)[0] == 1.0
+    spread = f"The answer is $\\boxed{{{gold}}}$.\n\n```json\n{{\n  \"final_answer\": \"{gold}\"\n}}\n```"
+    assert score(spread, gold, "math", QUESTION)[0] == 1.0
+    assert score(spread.replace(f'"{gold}"', '"43"'), gold, "math", QUESTION)[0] == 0.0
 
 
 def test_a_box_after_so_whose_reason_states_its_value_is_announced() -> None:
