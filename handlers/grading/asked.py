@@ -17,6 +17,7 @@ check runs, as before.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
@@ -149,7 +150,7 @@ def names_something_else(words: Iterable[str]) -> bool:
     ``the constant term``, asked to evaluate an expression): every word of it that names something (four letters or
     more, not a word for a value or an amount) is missing from the question. ``False`` when no question is known or
     the subject names nothing of its own (``the answer``, ``the total cost``)."""
-    asked = question_words_known()
+    asked = question_words()
     words = [word.lower().strip(".,;:!?\"'()[]*_`") for word in words]
     words = [word for word in words if word]
     # Only a plain noun phrase is judged ("the smaller root"); a clause ("the value we're looking for") is not.
@@ -191,12 +192,6 @@ def question_numbers() -> frozenset[str] | None:
     return frozenset(re.findall(r"\d+(?:\.\d+)?", question.replace(",", "")))
 
 
-def question_words_known() -> frozenset[str] | None:
-    """:func:`question_words`, singular."""
-    words = question_words()
-    return None if words is None else frozenset(singular(word) for word in words)
-
-
 def counts_another_thing(words: Iterable[str]) -> bool:
     """Whether a subject counts a thing the question names only among its givens (``the number of roses``, asked
     ``How many thorns are there?`` about roses that have thorns): its box counts another thing than the one asked.
@@ -208,10 +203,8 @@ def counts_another_thing(words: Iterable[str]) -> bool:
     thing = singular(counted.group("thing"))
     if len(thing) < _CONTENT_LETTERS or thing in _GENERIC:
         return False
-    plain = MATH_SEGMENT.sub(" ", question).lower()
-    named = {singular(word) for word in _PLAIN_WORD.findall(plain)}
-    asked = {singular(word) for word in _PLAIN_WORD.findall(asking_sentence(plain))}
-    return thing in named and thing not in asked
+    asked = _words_of(asking_sentence(MATH_SEGMENT.sub(" ", question)))
+    return thing in _words_of(question) and thing not in asked
 
 
 def asking_sentence(question: str) -> str:
@@ -236,7 +229,7 @@ def verb_asked(word: str) -> bool:
     """Whether ``word``, a verb in the third person or the past (``earns``, ``spends``, ``paid``), is one the
     question's last sentence uses (``How much does she earn in a year?``): a box after ``she earns`` then states
     what is asked, as one after ``she has`` does. The question's asking sentence is read (:func:`asking_sentence`).
-``False`` when no question is known."""
+    ``False`` when no question is known."""
     question = _QUESTION.get()
     word = word.lower()
     if question is None or not word.isalpha():
@@ -264,9 +257,14 @@ def question_words() -> frozenset[str] | None:
     """The question's plain words (outside its formulas), lower case and singular; ``None`` when no question is
     known."""
     question = _QUESTION.get()
-    if question is None:
-        return None
-    return frozenset(singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower()))
+    return None if question is None else _words_of(question)
+
+
+@functools.lru_cache(maxsize=64)
+def _words_of(text: str) -> frozenset[str]:
+    """Plain words of ``text`` outside its formulas, lower case and singular (read once per question: several rules
+    ask for them on every reply)."""
+    return frozenset(singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", text).lower()))
 
 
 def name_made_from_the_answer(before: str, sentence: str) -> bool:
@@ -324,10 +322,9 @@ def subject_named_in_question(words: Iterable[str]) -> bool:
     """Whether a word of a box's prose subject (four letters or more, not a word that names nothing of its own) is
     a word of the question being read: positive evidence that the subject names what is asked (``the distance
     between the foci`` asked for "the distance between the foci")."""
-    question = _QUESTION.get()
-    if question is None:
+    asked = question_words()
+    if asked is None:
         return False
-    asked = {singular(word) for word in _PLAIN_WORD.findall(MATH_SEGMENT.sub(" ", question).lower())}
     return any(len(word) >= _CONTENT_LETTERS and word not in _GENERIC and singular(word) in asked
                for word in (w.lower().strip(".,;:!?\"'()[]*_`") for w in words))
 

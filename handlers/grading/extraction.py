@@ -719,7 +719,7 @@ def in_sentence(text: str, bounds: tuple[int, int], answer: str) -> str:
     closed = sentence + (text[begin : box_at.start()] if box_at is not None else "")
     made_from = name_made_from_the_answer(text[max(0, sentence_start - CONTEXT_WINDOW) : sentence_start], closed)
     quoted = _quotation_not_adopted(text, begin, prose)
-    lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced or made_from
+    lead = (before.strip() if _DENYING.search(before) or _qualifies_the_box(before) or not announced
             or _DISOWNING.search(prose) or _DISOWNING_LEAD.search(prose)  # "As a wild stab, the answer is"
             or _QUALIFYING_LEAD.search(before) or _FOREIGN_DOUBT.search(prose) or _QUESTIONED_RELATION.search(sentence)
             or _NON_ENGLISH_LETTER.search(prose) or not _formula_asked(spoken, sentence) else "")
@@ -1157,9 +1157,8 @@ _TITLE_LINE: Final = re.compile(r"\A\s*#[ \t]+(?!step\s*\d)(?P<title>[^\n]+)$", 
 """The reply's first line, when it is a top-level heading (``# ...``) and no step of the working (``# Step 1: ...``)."""
 _TITLE_WORDS: Final = frozenset(re.findall(r"\S+", """
     a all above an analysis analyze analyzing and answer approach arithmetic asked asks at break breaking brief by
-    calculate
-    calculating calculation calculations case cases check checking combine combining complete computation compute
-    computed computing conclusion count counting data define defining definitions derivation derive deriving
+    calculate calculating calculation calculations case cases check checking combine combining complete computation
+    compute computed computing conclusion count counting data define defining definitions derivation derive deriving
     detailed details down equation equations explanation expression final find finding for formal full given
     here how idea ideas identify identifying in information insight is it its key known let's main math
     mathematical method my notes observation observations of on our overview part plan problem problem's proof
